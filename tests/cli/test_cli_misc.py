@@ -1,0 +1,93 @@
+"""`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.helpers import REPO, json_lines, vance, write_script
+
+PROBE = (
+    "import sys\n"
+    "sys.argv = ['vance'] + sys.argv[1:]\n"
+    "from vance_cli.cli.main import run\n"
+    "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "heavy = [m for m in ('litellm', 'textual') if m in sys.modules]\n"
+    "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
+)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["ps"], ["ps", "--json"], ["recipes", "list"], ["chat", "--help"]])
+def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert "HEAVY=\n" in r.stderr, r.stderr
+
+
+def test_help_lists_the_commands():
+    r = vance("--help")
+    assert r.returncode == 0
+    for cmd in ("chat", "ps", "show", "recipes"):
+        assert cmd in r.stdout
+
+
+def test_ps_json_has_the_documented_fields(tmp_path):
+    model = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "respond", "arguments": {"message": "x"}}]}])
+    assert vance("chat", "-p", "hello there", env={"VANCE_MODEL": model}).returncode == 0
+    r = vance("ps", "--json")
+    assert r.returncode == 0
+    rows = json_lines(r.stdout)
+    assert len(rows) == 1
+    row = rows[0]
+    for key in ("id", "engine", "recipe", "status", "parent", "updated"):
+        assert key in row
+    assert row["engine"] == "arthur" and row["recipe"] == "arthur" and row["status"] == "BLOCKED"
+    assert row["parent"] is None and row["title"] == "hello there"
+    human = vance("ps")
+    assert row["id"] in human.stdout
+
+
+def test_ps_reports_a_corrupt_file_and_keeps_it(vance_home):
+    procs = vance_home / "processes"
+    procs.mkdir()
+    bad = procs / "20260101-000000-abcdef.json"
+    bad.write_text("{ not json")
+    r = vance("ps")
+    assert r.returncode == 0
+    assert "unreadable" in r.stderr and bad.name in r.stderr
+    assert bad.read_text() == "{ not json"
+    r = vance("show", "20260101-000000-abcdef")
+    assert r.returncode == 1 and "unreadable" in r.stderr
+    assert bad.read_text() == "{ not json"
+
+
+def test_show_renders_the_transcript(tmp_path):
+    model = write_script(tmp_path / "s.json", ["free text", {"tool_calls": [{"name": "respond", "arguments": {"message": "final"}}]}])
+    r = vance("chat", "-p", "question", "--json", env={"VANCE_MODEL": model})
+    pid = json_lines(r.stdout)[0]["process_id"]
+    r = vance("show", pid)
+    assert r.returncode == 0
+    assert "you: question" in r.stdout
+    assert "[system note] VALIDATION CHECK" in r.stdout
+    assert "arthur: final" in r.stdout
+    assert json.loads(vance("show", pid, "--json").stdout)["id"] == pid
+
+
+def test_recipes_list_show_validate(tmp_path):
+    r = vance("recipes", "list")
+    assert r.returncode == 0
+    for name in ("arthur", "ford", "default"):
+        assert name in r.stdout
+    r = vance("recipes", "show", "arthur")
+    assert r.returncode == 0 and "engine: arthur" in r.stdout and "respond" in r.stdout
+    assert vance("recipes", "validate").returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nengine: ford\ntools: {add: [web_serch]}\n")
+    r = vance("recipes", "validate", str(bad))
+    assert r.returncode == 1 and "web_serch" in r.stderr and "bad.yaml" in r.stderr

@@ -1,0 +1,33 @@
+"""Suite-wide fixtures: a private VANCE_HOME, no real provider calls, a clean environment."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Set before anything imports vance_cli: subprocesses inherit it, so no test reaches a real provider.
+os.environ["VANCE_ALLOW_MODEL_REQUESTS"] = "0"
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_VANCE_ENV = ("VANCE_MODEL", "VANCE_API_BASE", "VANCE_API_KEY", "VANCE_TRANSPORT", "VANCE_DEBUG")
+_PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def vance_home(tmp_path, monkeypatch):
+    """Every test gets its own user scope and starts in an empty folder with no project scope."""
+    home = tmp_path / "vance-home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("VANCE_HOME", str(home))
+    monkeypatch.setenv("VANCE_ALLOW_MODEL_REQUESTS", "0")
+    monkeypatch.setenv("NO_COLOR", "1")
+    for name in _VANCE_ENV + _PROVIDER_KEYS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(work)
+    return home
+
+
+from tests.fakeserver import fake_openai  # noqa: E402,F401  (fixture)

@@ -1,0 +1,114 @@
+"""Crash-resume of a turn, the Arthur inbox drain, and runtime failure handling."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from vance_cli.errors import TransportError
+from vance_cli.events import EventBus
+from vance_cli.llm.base import Message, ToolCall
+from vance_cli.llm.scripted import FunctionModel
+from vance_cli.store.process import InboxItem, Process, Status
+
+from tests.engines.harness import call, recipe, respond, run_engine
+
+
+def test_resume_runs_a_recorded_call_whose_result_never_reached_disk(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "f.txt").write_text("content")
+    snap = recipe()
+    # the state a kill -9 leaves behind: the assistant's tool call is on disk, its result is not
+    process = Process(engine="ford", recipe=snap, recipe_name="t", workspace=str(tmp_path / "ws"), status=Status.RUNNING)
+    process.history = [
+        Message(role="user", content="list"),
+        Message(role="assistant", tool_calls=[ToolCall(id="k1", name="file_list", arguments="{}")]),
+    ]
+    process.engine_params["turn"] = {"open": True, "iterations": 1, "corrections": 0}
+    from vance_cli.store.files import ProcessStore
+
+    store = ProcessStore(tmp_path / "processes")
+    store.create(process)
+    run = run_engine(tmp_path, [respond("f.txt is there")], process=store.load(process.id), store=store)
+    assert run.messages == ["f.txt is there"]
+    t = run.transcript()
+    assert t[2][0:2] == ("tool", "file_list") and "f.txt" in t[2][2]
+    assert len(run.model.requests) == 1
+    assert run.process.engine_params["turn"]["iterations"] == 2
+
+
+def test_resume_of_a_finished_respond_does_not_call_the_model(tmp_path):
+    snap = recipe()
+    process = Process(engine="ford", recipe=snap, recipe_name="t", workspace=str(tmp_path), status=Status.BLOCKED)
+    process.history = [Message(role="user", content="x")]
+    from vance_cli.store.files import ProcessStore
+
+    store = ProcessStore(tmp_path / "p")
+    store.create(process)
+    run = run_engine(tmp_path, [], process=store.load(process.id), store=store)
+    assert run.model.requests == [] and run.process.status == Status.BLOCKED
+
+
+def test_arthur_takes_every_pending_inbox_message_into_one_turn(tmp_path):
+    run = run_engine(tmp_path, [respond("both read")], user=["first", "second"], recipe_snapshot=recipe(engine="arthur"))
+    assert run.process.engine == "arthur"
+    assert [m.content for m in run.model.requests[0].messages if m.role == "user"] == ["first", "second"]
+    assert run.process.inbox == []
+    assert run.process.status == Status.BLOCKED
+
+
+def test_arthur_keeps_draining_while_not_awaiting_input(tmp_path):
+    from vance_cli.store.files import ProcessStore
+
+    store = ProcessStore(tmp_path / "processes")
+    snap = recipe(engine="arthur")
+    process = Process(engine="arthur", recipe=snap, recipe_name="t", workspace=str(tmp_path))
+    process.inbox.append(InboxItem(content="start"))
+    store.create(process)
+
+    def fn(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        if users == ["start"]:
+            # a worker event arrives while the hub works: it lands in the inbox
+            process.inbox.append(InboxItem(kind="event", content="worker finished"))
+            return respond("started a worker", awaiting=False)
+        return respond("the worker finished")
+
+    run = run_engine(tmp_path, [fn, fn], process=process, store=store)
+    assert run.messages == ["started a worker", "the worker finished"]
+    assert run.process.status == Status.BLOCKED
+    assert len(run.model.requests) == 2
+
+
+def test_transport_failure_leaves_the_process_failed_and_resumable(tmp_path):
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.runtime.runner import Runtime
+
+    scopes = Scopes.discover(cwd=tmp_path)
+    settings = Settings.load(scopes, env={"VANCE_MODEL": "scripted:none"})
+    state = {"fail": True}
+
+    def fn(request):
+        if state["fail"]:
+            raise TransportError("provider unavailable after 4 attempts (HTTP 503)")
+        return respond("back again")
+
+    rt = Runtime(scopes, settings, bus=EventBus(), model_factory=lambda m, s: FunctionModel(fn))
+    process = rt.new_process("ford", model="openai/x")
+    with rt.session(process.id) as p:
+        rt.send(p, "hello")
+        with pytest.raises(TransportError):
+            asyncio.run(rt.drive(p))
+    failed = rt.store.load(process.id)
+    assert failed.status == Status.FAILED
+    assert "503" in failed.status_reason
+    assert [m.content for m in failed.history] == ["hello"]  # the user's message is kept
+
+    state["fail"] = False
+    with rt.session(process.id) as p:
+        asyncio.run(rt.drive(p))
+    done = rt.store.load(process.id)
+    assert done.status == Status.BLOCKED
+    assert done.history[-1].content == "delivered"

@@ -1,0 +1,5 @@
+"""`python -m vance_cli` runs the CLI."""
+
+from vance_cli.cli.main import run
+
+run()

@@ -1,0 +1,44 @@
+"""`vance chat`: one headless turn (-p), a line REPL (--plain), or the TUI (a later issue)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def chat(
+        prompt: Optional[str] = typer.Option(None, "-p", "--prompt", help="Run one headless turn with TEXT ('-' reads stdin); the respond message goes to stdout."),
+        recipe: str = typer.Option("arthur", "--recipe", "-r", help="Recipe name (project → user → bundled)."),
+        model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
+        resume: Optional[str] = typer.Option(None, "--resume", help="Continue the process with this id (or unique prefix)."),
+        continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the most recent chat process."),
+        plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
+        json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+    ) -> None:
+        """Chat with an engine (Arthur by default)."""
+        from vance_cli.cli.session import ChatSession
+
+        if prompt == "-":
+            prompt = sys.stdin.read()
+        if prompt is not None and not prompt.strip():
+            from vance_cli.errors import UsageError
+
+            raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
+        session = ChatSession.open(recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet)
+        if prompt is not None:
+            session.one_turn(prompt)
+            return
+        if not plain and sys.stdin.isatty() and sys.stdout.isatty():
+            try:
+                from vance_cli.tui import run_tui  # type: ignore[attr-defined]
+            except ImportError:
+                session.err("the full-screen app is not built yet; using --plain line mode")
+            else:
+                run_tui(session)
+                return
+        session.repl()

@@ -1,0 +1,126 @@
+"""`vance ps` and `vance show`: list processes and show one, straight from the process files."""
+
+from __future__ import annotations
+
+import typer
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def _row(p) -> dict:
+    return {
+        "id": p.id,
+        "engine": p.engine,
+        "recipe": p.recipe_name,
+        "status": p.status.value,
+        "parent": p.parent,
+        "title": p.title,
+        "model": p.model,
+        "created": _iso(p.created),
+        "updated": _iso(p.updated),
+    }
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def ps(
+        json_out: bool = typer.Option(False, "--json", help="One JSON object per line."),
+        all_: bool = typer.Option(True, "--all/--active", help="All processes, or only those not DONE."),
+    ) -> None:
+        """List processes, newest first."""
+        from vance_cli.cli.common import emit_json, err, fmt_time, load_context
+        from vance_cli.store.files import ProcessStore
+
+        scopes, _ = load_context()
+        processes, corrupt = ProcessStore.for_scopes(scopes).list()
+        for path, reason in corrupt:
+            err(f"warning: unreadable process file {path} (kept untouched): {reason}")
+        if not all_:
+            processes = [p for p in processes if p.status.value != "DONE"]
+        if json_out:
+            for p in processes:
+                emit_json(_row(p))
+            return
+        if not processes:
+            err("no processes yet; start one with: vance chat")
+            return
+        header = f"{'ID':<23} {'ENGINE':<7} {'RECIPE':<10} {'STATUS':<9} {'UPDATED':<19} TITLE"
+        typer.echo(header)
+        for p in processes:
+            typer.echo(
+                f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {p.status.value:<9} "
+                f"{fmt_time(p.updated):<19} {p.title or ''}"
+            )
+
+    @app.command()
+    def show(
+        pid: str = typer.Argument(..., metavar="ID", help="Process id or unique prefix."),
+        json_out: bool = typer.Option(False, "--json", help="The whole process file as JSON."),
+    ) -> None:
+        """Show one process: status, usage and the transcript."""
+        from vance_cli.cli.common import emit_json, load_context
+        from vance_cli.store.files import ProcessStore
+
+        scopes, _ = load_context()
+        store = ProcessStore.for_scopes(scopes)
+        process = store.load(store.resolve_id(pid))
+        if json_out:
+            emit_json(process.model_dump(mode="json"))
+            return
+        u = process.usage
+        typer.echo(f"process  {process.id}")
+        typer.echo(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
+        typer.echo(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
+        typer.echo(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
+        if process.todos:
+            typer.echo("todos")
+            for t in process.todos:
+                typer.echo(f"  [{t.status}] {t.text}")
+        typer.echo("")
+        for line in transcript_lines(process):
+            typer.echo(line)
+
+
+def transcript_lines(process) -> list[str]:
+    """The history as a person reads it: what was said, what ran, what was corrected."""
+    out: list[str] = []
+    for m in process.history:
+        kind = m.meta.get("kind")
+        if m.role == "user":
+            out.append(f"you: {m.content}")
+        elif m.role == "system":
+            out.append(f"  [system note] {m.content}")
+        elif m.role == "assistant":
+            if m.content and (m.meta.get("delivered") or not m.tool_calls):
+                tag = "" if m.meta.get("delivered") else f" [{kind or 'text'}, not shown]"
+                out.append(f"{process.engine}{tag}: {m.content}")
+            for c in m.tool_calls:
+                if c.name == "respond":
+                    continue
+                out.append(f"  → {c.name} {c.arguments[:200]}")
+        elif m.role == "tool":
+            if m.name == "respond":
+                if m.meta.get("delivered"):
+                    msg = _respond_message(process, m.tool_call_id)
+                    out.append(f"{process.engine}: {msg}")
+                else:
+                    out.append(f"  ✗ respond rejected: {(m.content or '')[:200]}")
+            else:
+                mark = "✓" if m.meta.get("ok", True) else "✗"
+                out.append(f"  {mark} {m.name}: {' '.join((m.content or '').split())[:200]}")
+    return out
+
+
+def _respond_message(process, call_id: str | None) -> str:
+    for m in process.history:
+        for c in m.tool_calls:
+            if c.id == call_id:
+                try:
+                    return str(c.parsed_arguments().get("message", ""))
+                except ValueError:
+                    return ""
+    return ""

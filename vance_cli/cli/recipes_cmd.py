@@ -1,0 +1,68 @@
+"""`vance recipes list|show|validate`: the recipe cascade, one recipe, and fail-fast validation."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+recipes_app = typer.Typer(help="List, show and validate recipes (project → user → bundled).", no_args_is_help=True)
+
+
+@recipes_app.command("list")
+def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
+    """List every recipe the cascade can see; shadowed ones are marked."""
+    from vance_cli.cli.common import emit_json, load_context
+    from vance_cli.config.recipes import list_recipes
+
+    scopes, _ = load_context()
+    infos = list_recipes(scopes)
+    for info in infos:
+        row = {"name": info.name, "origin": info.origin, "path": str(info.path), "shadowed": info.shadowed}
+        if json_out:
+            emit_json(row)
+        else:
+            mark = " (shadowed)" if info.shadowed else ""
+            typer.echo(f"{info.name:<16} {info.origin:<8} {info.path}{mark}")
+
+
+@recipes_app.command("show")
+def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
+    """Print the recipe the cascade resolves for NAME, as YAML."""
+    import yaml
+
+    from vance_cli.cli.common import load_context
+    from vance_cli.config.recipes import load_recipe
+
+    scopes, _ = load_context()
+    recipe = load_recipe(name, scopes)
+    typer.echo(yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True).rstrip())
+    typer.echo(f"# tools: {', '.join(recipe.tool_names())}")
+
+
+@recipes_app.command("validate")
+def validate(targets: Optional[List[str]] = typer.Argument(None, help="Recipe files or names; none = every recipe in the cascade.")) -> None:
+    """Validate recipes fail-fast; exit 1 when any is invalid."""
+    from pathlib import Path
+
+    from vance_cli.cli.common import err, load_context
+    from vance_cli.config.recipes import list_recipes, load_recipe, validate_recipe_file
+    from vance_cli.errors import VanceError
+
+    scopes, _ = load_context()
+    failures = 0
+    items = targets or [str(i.path) for i in list_recipes(scopes) if not i.shadowed]
+    for target in items:
+        try:
+            recipe = validate_recipe_file(Path(target)) if Path(target).is_file() else load_recipe(target, scopes)
+        except VanceError as exc:
+            failures += 1
+            err(exc.render())
+        else:
+            typer.echo(f"ok  {recipe.name} ({target})")
+    if failures:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(recipes_app, name="recipes")

@@ -1,0 +1,190 @@
+"""`vance schemas list|show|add|rm|infer`: the schema registry from the command line.
+
+``add`` and ``rm`` manage the override table (TinyDB) of the project or user scope; files in a
+scope's ``schemas/`` folder are edited by hand. ``infer`` previews the text-mode builder's schema
+and confidence without a content call (exit 3 when the confidence gate would stop, 4 when the
+builder fails).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_STALE, guarded
+
+
+def _registry():
+    from vance_cli.cli.common import load_context
+    from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
+
+    scopes, settings = load_context()
+    return SchemaRegistry(scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT))), settings
+
+
+def register(app: typer.Typer) -> None:
+    schemas = typer.Typer(
+        name="schemas",
+        help="Named schemas for `vance structure --mode named` (project → user → bundled).",
+        no_args_is_help=True,
+    )
+
+    @schemas.command("list")
+    def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per schema.")) -> None:
+        """List every schema; shadowed entries are marked with the origin that wins."""
+
+        def body() -> None:
+            from vance_cli.cli.common import emit_json
+
+            registry, _ = _registry()
+            entries = registry.list_available()
+            if json_out:
+                for e in entries:
+                    row = e.schema.as_dict()
+                    row.pop("schema")
+                    row["manual"] = bool(row["manual"])
+                    row["shadowedBy"] = e.shadowed_by
+                    emit_json(row)
+                return
+            if not entries:
+                sys.stdout.write("no schemas\n")
+                return
+            width = max(len(e.schema.name) for e in entries)
+            owidth = max(len(e.schema.schema_origin) for e in entries)
+            for e in entries:
+                s = e.schema
+                note = f"  (shadowed by {e.shadowed_by})" if e.shadowed_by else ""
+                manual = " +manual" if s.manual else ""
+                sys.stdout.write(f"{s.name:<{width}}  {s.schema_origin:<{owidth}}  v{s.version:<5} {s.description}{manual}{note}\n")
+
+        guarded(body)
+
+    @schemas.command("show")
+    def show(
+        name: str = typer.Argument(..., help="Schema name."),
+        manual: bool = typer.Option(False, "--manual", help="Print the manual instead of the schema."),
+        json_out: bool = typer.Option(False, "--json", help="The whole entry (schema, manual, origin, version) as JSON."),
+    ) -> None:
+        """Print a schema (stdout) and where it comes from (stderr)."""
+
+        def body() -> None:
+            import json
+
+            from vance_cli.cli.common import emit_json, err
+
+            registry, _ = _registry()
+            found = registry.get(name)
+            if json_out:
+                emit_json(found.as_dict())
+                return
+            if manual:
+                sys.stdout.write((found.manual or "") + "\n")
+                if not found.manual:
+                    err(f"{name} has no manual")
+                return
+            sys.stdout.write(json.dumps(found.schema, indent=2, ensure_ascii=False) + "\n")
+            err(f"# {found.schema_origin}, version {found.version}, {found.source}" + (", with manual" if found.manual else ""))
+
+        guarded(body)
+
+    @schemas.command("add")
+    def add(
+        name: str = typer.Argument(..., help="Schema name (letters, digits, - _ .)."),
+        file: Path = typer.Argument(..., help="The JSON Schema file."),  # noqa: B008 - typer idiom
+        manual: Path | None = typer.Option(None, "--manual", help="A Markdown manual for the content stage."),  # noqa: B008
+        scope: str | None = typer.Option(None, "--scope", help="project | user (default: project if there is one, else user)."),
+    ) -> None:
+        """Add or replace an override; replacing bumps the minor version."""
+
+        def body() -> None:
+            import json
+
+            from vance_cli.cli.common import err
+            from vance_cli.structure.errors import InvalidSchema
+            from vance_cli.structure.registry import check_name
+
+            check_name(name)
+            path = Path(file).expanduser()
+            try:
+                raw = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path") from exc
+            try:
+                schema = json.loads(raw)
+            except ValueError as exc:
+                raise InvalidSchema(f"schema file {file} is not valid JSON: {exc}", hint=f"fix the JSON in {file}") from exc
+            manual_text = None
+            if manual is not None:
+                try:
+                    manual_text = Path(manual).expanduser().read_text(encoding="utf-8").strip() or None
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise InvalidSchema(f"cannot read manual file {manual}: {exc}", hint="check the path") from exc
+            registry, _ = _registry()
+            added = registry.add(name, schema, manual=manual_text, scope=scope)
+            err(f"added {added.name} version {added.version} as {added.schema_origin} ({added.source})")
+
+        guarded(body)
+
+    @schemas.command("rm")
+    def rm(
+        name: str = typer.Argument(..., help="Schema name."),
+        scope: str | None = typer.Option(None, "--scope", help="project | user (default: the first scope that has it)."),
+    ) -> None:
+        """Remove an override (files and bundled schemas are not touched)."""
+
+        def body() -> None:
+            from vance_cli.cli.common import err
+
+            registry, _ = _registry()
+            removed = registry.remove(name, scope=scope)
+            err(f"removed {removed.name} ({removed.schema_origin})")
+            now = registry.find(name)
+            if now is not None:
+                err(f"{name} now resolves to {now.schema_origin}")
+
+        guarded(body)
+
+    @schemas.command("infer")
+    def infer(
+        description: str = typer.Argument(..., help="What the output should contain, in words."),
+        model: str | None = typer.Option(None, "--model", help="Builder model (default: structure.schemaBuilderModel)."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Ask the builder even when the cache has an answer."),
+        json_out: bool = typer.Option(False, "--json", help="The builder's whole answer as JSON."),
+    ) -> None:
+        """Preview the schema the text mode would build, with its confidence."""
+
+        def body() -> None:
+            import asyncio
+            import json
+
+            from vance_cli.cli.common import emit_json, err
+            from vance_cli.structure.service import StructureService
+
+            registry, settings = _registry()
+            service = StructureService(settings, registry=registry)
+            built = asyncio.run(service.infer_schema(description, model=model, use_cache=not no_cache))
+            if json_out:
+                emit_json(built.as_dict())
+            else:
+                if built.schema is not None:
+                    sys.stdout.write(json.dumps(built.schema, indent=2, ensure_ascii=False) + "\n")
+                if built.confidence is not None:
+                    err(f"confidence {built.confidence:.2f}" + (" (cached)" if built.cached else ""))
+                for q in built.clarifying_questions:
+                    err(f"question: {q}")
+            if built.status == "need-more-input":
+                if not json_out:
+                    err(f"need-more-input: {built.need}")
+                raise typer.Exit(EXIT_NEED_MORE_INPUT)
+            if built.status != "ok":
+                if not json_out:
+                    err("stale: the builder gave no valid schema; last errors:")
+                    for line in built.errors:
+                        err(f"- {line}")
+                raise typer.Exit(EXIT_STALE)
+
+        guarded(body)
+
+    app.add_typer(schemas, name="schemas")

@@ -1,0 +1,82 @@
+"""A chat session for the CLI: open or create the process, hold its lock, run turns, print events."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+
+from vance_cli.cli.common import err, load_context
+from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
+from vance_cli.runtime.runner import Runtime
+
+
+@dataclass
+class ChatSession:
+    runtime: Runtime
+    pid: str
+    model: str | None
+    json_out: bool
+    created: bool
+
+    @classmethod
+    def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> "ChatSession":
+        scopes, settings = load_context()
+        runtime = Runtime(scopes, settings)
+        pid = runtime.find(resume=resume, continue_last=continue_last)
+        created = pid is None
+        if pid is None:
+            pid = runtime.new_process(recipe, model=model).id
+            model = None  # already resolved into the new process
+        runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
+        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, created=created)
+
+    def err(self, text: str) -> None:
+        err(text)
+
+    def one_turn(self, text: str) -> None:
+        with self.runtime.session(self.pid) as process:
+            self.runtime.send(process, text)
+            asyncio.run(self._drive_and_close(process))
+            if not self.json_out:
+                err(f"[{process.id} {process.status.value}]")
+
+    async def _drive_and_close(self, process) -> None:
+        try:
+            await self.runtime.drive(process, model_override=self.model)
+        finally:
+            await self.runtime.aclose()
+
+    def repl(self) -> None:
+        with self.runtime.session(self.pid) as process:
+            asyncio.run(self._repl(process))
+            err(f"bye · resume with: vance chat --resume {process.id}")
+
+    async def _repl(self, process) -> None:
+        err(f"vance chat · process {process.id} · model {process.model} · Ctrl+D to quit")
+        try:
+            if process.inbox or process.engine_params.get("turn", {}).get("open"):
+                await self.runtime.drive(process, model_override=self.model)
+                self.model = None
+            while True:
+                line = await asyncio.to_thread(_read_line)
+                if line is None or line.strip() in ("/quit", "/exit"):
+                    break
+                if not line.strip():
+                    continue
+                self.runtime.send(process, line.rstrip("\n"))
+                await self.runtime.drive(process, model_override=self.model)
+                self.model = None
+        finally:
+            await self.runtime.aclose()
+
+
+def _read_line() -> str | None:
+    """One line of input; None at end of input (Ctrl+D)."""
+    try:
+        if sys.stdin.isatty():
+            return input("you> ")
+        line = sys.stdin.readline()
+        return line or None
+    except EOFError:
+        return None

@@ -1,0 +1,401 @@
+"""Recipes: YAML files that configure an engine (tools, prompts, validators), found through the scopes.
+
+Lookup cascade: project ``.vance/recipes/`` shadows ``$VANCE_HOME/recipes/`` shadows the bundled
+``recipes/``. Validation is fail-fast: an unknown key, engine, tool or model alias is a
+RecipeError whose message names the file and the key path (``tools.add[1]``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from vance_cli.config.scopes import Scopes
+from vance_cli.errors import ConfigError
+
+# The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
+KNOWN_ENGINES = ("ford", "arthur")
+MODEL_ALIASES = ("default:fast", "default:analyze", "default:code")
+RECIPE_SUFFIXES = (".yaml", ".yml")
+
+# Used only while vance_cli.tools.workspace (or another built-in module) cannot be imported.
+FALLBACK_TOOL_NAMES = (
+    "respond",
+    "file_read",
+    "file_list",
+    "file_write",
+    "exec_run",
+    "structure",
+)
+
+CHAT_DEFAULT_TOOLS = ("respond", "file_read", "file_list")
+ENGINE_DEFAULT_TOOLS: dict[str, tuple[str, ...]] = {
+    "ford": CHAT_DEFAULT_TOOLS,
+    "arthur": CHAT_DEFAULT_TOOLS,
+}
+
+DEFAULT_DATA_RELAY_TEXT = (
+    "VALIDATION CHECK: a tool returned a large result ({tool_chars} characters) but your reply is only "
+    "{message_chars} characters. Relay the relevant data from the tool result to the user in your "
+    "respond message."
+)
+
+
+class RecipeError(ConfigError):
+    """A recipe that cannot be found or does not validate."""
+
+
+def known_engines() -> tuple[str, ...]:
+    try:
+        from vance_cli.engines import KNOWN_ENGINES as engines  # type: ignore[attr-defined]
+    except ImportError:
+        return KNOWN_ENGINES
+    return tuple(engines)
+
+
+def known_tool_names() -> list[str]:
+    """Every built-in tool a recipe may name."""
+    try:
+        from vance_cli.tools.base import builtin_tool_names
+
+        return builtin_tool_names()
+    except ImportError:
+        # A tools module still being written must not block recipe checks.
+        return sorted(FALLBACK_TOOL_NAMES)
+
+
+def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_tool_name(name: str) -> str:
+    known = known_tool_names()
+    if name not in known:
+        raise ValueError(
+            f"unknown tool {name!r} (known: {', '.join(known)}){_suggest(name, known)}"
+        )
+    return name
+
+
+# Checked per item so the error location carries the index (tools.add[1]).
+ToolName = Annotated[str, AfterValidator(_check_tool_name)]
+
+
+class ToolsSpec(_Strict):
+    # None: the engine's default tool list.
+    allowed: list[ToolName] | None = None
+    add: list[ToolName] = Field(default_factory=list)
+    remove: list[ToolName] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _list_shorthand(cls, value: Any) -> Any:
+        # `tools: [respond, file_read]` is short for `tools: {allowed: [...]}`.
+        return {"allowed": value} if isinstance(value, list) else value
+
+
+class DataRelayCorrection(_Strict):
+    enabled: bool = True
+    minToolResultChars: int = Field(default=500, ge=0)
+    maxMessageChars: int = Field(default=200, ge=0)
+    # Formatted by the engine with {tool_chars} and {message_chars}.
+    text: str = DEFAULT_DATA_RELAY_TEXT
+
+
+class Recipe(_Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    engine: str
+    # A litellm model string or default:fast|analyze|code; None: the model.default setting.
+    model: str | None = None
+    tools: ToolsSpec = Field(default_factory=ToolsSpec)
+    systemPrompt: str = ""
+    promptPrefix: str | None = None
+    validation: bool = True
+    maxValidationCorrections: int = Field(default=2, ge=0)
+    maxToolIterations: int = Field(default=12, ge=1)
+    dataRelayCorrection: DataRelayCorrection = Field(
+        default_factory=DataRelayCorrection
+    )
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    _path: Path | None = PrivateAttr(default=None)
+    _origin: str | None = PrivateAttr(default=None)
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: str) -> str:
+        engines = known_engines()
+        if engine not in engines:
+            raise ValueError(
+                f"unknown engine {engine!r} (known: {', '.join(engines)}){_suggest(engine, engines)}"
+            )
+        return engine
+
+    @field_validator("model")
+    @classmethod
+    def _known_alias(cls, model: str | None) -> str | None:
+        if model is None:
+            return None
+        model = model.strip()
+        if not model:
+            raise ValueError(
+                "must not be empty (leave it out to use the configured default model)"
+            )
+        if model.startswith("default:") and model not in MODEL_ALIASES:
+            raise ValueError(
+                f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){_suggest(model, MODEL_ALIASES)}"
+            )
+        return model
+
+    @property
+    def path(self) -> Path | None:
+        """The file this recipe was read from (None when built in code or from a snapshot)."""
+        return self._path
+
+    @property
+    def origin(self) -> str | None:
+        """ "project", "user" or "bundled" when found through the cascade."""
+        return self._origin
+
+    def tool_names(self) -> list[str]:
+        """(allowed or the engine's default) + add - remove, in order, without duplicates."""
+        base = (
+            self.tools.allowed
+            if self.tools.allowed is not None
+            else list(ENGINE_DEFAULT_TOOLS.get(self.engine, CHAT_DEFAULT_TOOLS))
+        )
+        removed = set(self.tools.remove)
+        out: list[str] = []
+        for name in [*base, *self.tools.add]:
+            if name not in removed and name not in out:
+                out.append(name)
+        return out
+
+
+@dataclass(frozen=True)
+class RecipeInfo:
+    name: str
+    origin: str  # "project" | "user" | "bundled"
+    path: Path
+    shadowed: bool  # a scope earlier in the cascade has a recipe of the same name
+    description: str = ""
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model that owns the last key of ``loc`` (for listing the known keys)."""
+    model: type[BaseModel] | None = Recipe
+    for part in loc:
+        if model is None or not isinstance(part, str) or part not in model.model_fields:
+            return None
+        annotation = model.model_fields[part].annotation
+        model = (
+            annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
+            else None
+        )
+    return model
+
+
+def _describe(error: dict[str, Any]) -> tuple[str, str]:
+    loc = tuple(error["loc"])
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        owner = _model_at(loc[:-1])
+        known = list(owner.model_fields) if owner else []
+        key = str(loc[-1])
+        message = "unknown key" + (
+            f" (known: {', '.join(known)}){_suggest(key, known)}" if known else ""
+        )
+    elif error["type"] == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif error["type"] == "missing":
+        message = "required key is missing"
+    return _loc_text(loc), message
+
+
+def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
+    lines = [
+        f"{_display(path)}: key '{loc}': {msg}"
+        for loc, msg in map(_describe, exc.errors())
+    ]
+    return RecipeError(
+        "\n".join(lines),
+        hint=f"fix {_display(path)}; `vance recipes validate {path}` checks it again",
+    )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    shown = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise RecipeError(
+            f"recipe file {shown} does not exist",
+            hint="check the path or run `vance recipes list`",
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecipeError(
+            f"cannot read recipe file {shown}: {exc}",
+            hint="check the file's permissions and encoding (UTF-8)",
+        ) from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RecipeError(
+            f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}"
+        ) from exc
+    if data is None:
+        raise RecipeError(
+            f"{shown}: the recipe file is empty",
+            hint="a recipe needs at least `engine:`",
+        )
+    if not isinstance(data, dict):
+        raise RecipeError(
+            f"{shown}: a recipe must be a mapping of keys, got {type(data).__name__}",
+            hint="start the file with `engine: ford`",
+        )
+    return data
+
+
+def validate_recipe_file(path: Path) -> Recipe:
+    """Read and validate one recipe file; its ``name`` must match the file name (default: the stem)."""
+    path = Path(path)
+    data = _read_yaml(path)
+    stem = path.stem
+    name = data.setdefault("name", stem)
+    if isinstance(name, str) and name != stem:
+        raise RecipeError(
+            f"{_display(path)}: key 'name': {name!r} does not match the file name {path.name!r}",
+            hint=f"rename the file to {name}{path.suffix} or set `name: {stem}`",
+        )
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise _recipe_error(path, exc) from exc
+    recipe._path = path
+    return recipe
+
+
+def _find_in(folder: Path, name: str) -> Path | None:
+    for suffix in RECIPE_SUFFIXES:
+        candidate = folder / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _looks_like_path(name: str) -> bool:
+    return "/" in name or name.endswith(RECIPE_SUFFIXES)
+
+
+def load_recipe(name: str, scopes: Scopes) -> Recipe:
+    """The recipe ``name`` from the first scope that has it (project, user, bundled).
+
+    A name that looks like a path (contains "/" or ends in .yaml/.yml) is read as that file.
+    """
+    if _looks_like_path(name):
+        path = Path(name).expanduser()
+        if not path.is_absolute():
+            path = scopes.cwd / path
+        return validate_recipe_file(path)
+    searched = []
+    for origin, folder in scopes.search_path("recipes"):
+        found = _find_in(folder, name)
+        if found is not None:
+            recipe = validate_recipe_file(found)
+            recipe._origin = origin
+            return recipe
+        searched.append(str(folder))
+    raise RecipeError(
+        f"recipe {name!r} not found",
+        hint=f"run `vance recipes list` to see the recipes; searched: {', '.join(searched)}",
+    )
+
+
+def _description_of(path: Path) -> str:
+    # Listing must work even when a recipe is broken, so no validation here.
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""
+    if isinstance(data, dict) and isinstance(data.get("description"), str):
+        return (
+            data["description"].strip().splitlines()[0]
+            if data["description"].strip()
+            else ""
+        )
+    return ""
+
+
+def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
+    """Every recipe file in every scope, by name then cascade order; shadowed ones are marked."""
+    seen: set[str] = set()
+    found: list[RecipeInfo] = []
+    for origin, folder in scopes.search_path("recipes"):
+        if not folder.is_dir():
+            continue
+        names: dict[str, Path] = {}
+        for suffix in RECIPE_SUFFIXES:
+            for path in sorted(folder.glob(f"*{suffix}")):
+                if path.is_file() and not path.name.startswith("."):
+                    names.setdefault(path.stem, path)
+        for name, path in sorted(names.items()):
+            found.append(
+                RecipeInfo(
+                    name,
+                    origin,
+                    path,
+                    shadowed=name in seen,
+                    description=_description_of(path),
+                )
+            )
+        seen.update(names)
+    order = {
+        origin: index
+        for index, (origin, _folder) in enumerate(scopes.search_path("recipes"))
+    }
+    found.sort(key=lambda info: (info.name, order[info.origin]))
+    return found

@@ -1,0 +1,380 @@
+"""Ford: the tool loop that ends every turn with one `respond` call (structured-engine-output spec).
+
+The loop is a state machine over the persisted process: every step appends to the history and
+saves before the next effect runs, and the turn's counters live in ``engine_params["turn"]``, so a
+killed run resumes exactly where it stopped (a tool call whose result never reached the disk runs
+again: effects are at-least-once, as with every durable runner).
+
+Rules, in the spec's terms:
+
+1. `respond` alone ends the turn: BLOCKED if ``awaiting_user_input`` (default true), else READY.
+2. `respond` beside other calls: the others run, `respond` gets a synthetic error, the loop goes on.
+3. No tool call: a "VALIDATION CHECK" correction up to ``maxValidationCorrections``; when spent,
+   the text is delivered and the process goes BLOCKED.
+4. Data relay too brief: a large tool result this turn and a short respond message get one
+   correction, never two in a row.
+5. Empty replies and malformed tool calls: an immediate, counted correction (never a sleep).
+6. Rules 3 and 4 only run when the recipe sets ``validation``.
+7. A recipe without `respond`: the legacy path, the final text is the message.
+8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from vance_cli.config.recipes import Recipe
+from vance_cli.events import EventBus, JournalEvent, MessageEvent, StatusChanged, ToolFinished, ToolStarted, UsageEvent
+from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
+from vance_cli.store.process import Process, Status
+from vance_cli.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from vance_cli.tools.respond import RESPOND
+
+NO_TOOL_CALL_CORRECTION = (
+    "VALIDATION CHECK: your previous response had no tool call. Every turn must end with a tool "
+    "call: emit the action tool now, or respond now by calling `respond` with your user-facing "
+    "message. Never put the answer in plain assistant text."
+)
+EMPTY_REPLY_CORRECTION = (
+    "VALIDATION CHECK: your previous response was empty (neither text nor a tool call). Call the "
+    "tool you need now, or call `respond` with your reply."
+)
+MIXED_RESPOND_ERROR = (
+    "ERROR: respond must be the LAST and ONLY tool call in a turn. Your message was NOT shown to the "
+    "user. The other tool calls of that reply were executed and their results are now available "
+    "in this conversation: read them, then call respond alone in your next reply."
+)
+
+# Characters of scripts that carry about a word per character weigh more in the relay check:
+# 200 Japanese characters say far more than 200 English ones (PEERS.md).
+_WIDE_WEIGHT = 3
+
+
+def message_weight(text: str) -> int:
+    """Length in 'Latin-equivalent' characters: East Asian wide characters count three times."""
+    return sum(_WIDE_WEIGHT if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+@dataclass
+class TurnState:
+    """The counters of the open turn; persisted in engine_params so resume continues them."""
+
+    open: bool = False
+    iterations: int = 0
+    corrections: int = 0
+    relay_corrected_last: bool = False
+    max_tool_chars: int = 0
+
+    @classmethod
+    def of(cls, process: Process) -> "TurnState":
+        raw = process.engine_params.get("turn") or {}
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
+
+    def store(self, process: Process) -> None:
+        process.engine_params["turn"] = dict(self.__dict__)
+
+
+@dataclass
+class EngineDeps:
+    """What an engine needs from the runtime; built once per run."""
+
+    model: ChatModel
+    tools: ToolRegistry
+    bus: EventBus
+    persist: Callable[[Process], None]
+    tool_context: ToolContext
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class FordEngine:
+    name = "ford"
+
+    def __init__(self, deps: EngineDeps) -> None:
+        self.deps = deps
+
+    # --- the public entry point -------------------------------------------------------------
+
+    async def run(self, process: Process) -> None:
+        """Drain the inbox turn by turn until the process waits for a person or has nothing to do."""
+        while True:
+            turn = TurnState.of(process)
+            if not turn.open:
+                if not process.inbox:
+                    return
+                self._open_turn(process, turn)
+            await self.run_turn(process)
+            if process.status != Status.READY:
+                return
+
+    # --- one turn ---------------------------------------------------------------------------
+
+    def _open_turn(self, process: Process, turn: TurnState) -> None:
+        for item in process.inbox:
+            process.history.append(
+                Message(role="user", content=item.content, meta={"inbox_id": item.id, "kind": item.kind})
+            )
+        process.inbox.clear()
+        turn = TurnState(open=True)
+        turn.store(process)
+        self._set_status(process, Status.RUNNING)
+        self.deps.persist(process)
+
+    async def run_turn(self, process: Process) -> None:
+        recipe = Recipe.model_validate(process.recipe)
+        tools = {name: self.deps.tools.get(name) for name in recipe.tool_names()}
+        turn = TurnState.of(process)
+        if process.status != Status.RUNNING:
+            self._set_status(process, Status.RUNNING)
+        while turn.open:
+            pending = _pending_calls(process.history)
+            if pending is not None:
+                await self._handle_calls(process, recipe, tools, turn, *pending)
+            else:
+                if turn.iterations >= recipe.maxToolIterations:
+                    self._end_blocked_diagnosis(
+                        process,
+                        turn,
+                        f"I stopped after {turn.iterations} model calls in this turn without a final "
+                        f"answer (the recipe's maxToolIterations is {recipe.maxToolIterations}). "
+                        "Tell me how to continue, or narrow the request.",
+                        reason="maxToolIterations reached",
+                    )
+                    break
+                completion = await self._call_model(process, recipe, tools, turn)
+                self._handle_completion(process, recipe, tools, turn, completion)
+            turn.store(process)
+            self.deps.persist(process)
+
+    async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
+        turn.iterations += 1
+        turn.store(process)
+        request = ChatRequest(messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()])
+        completion = await self.deps.model.complete(request)
+        usage = completion.usage
+        if usage.calls == 0:
+            usage = usage.model_copy(update={"calls": 1})
+        process.usage.add(usage)
+        self.deps.bus.emit(
+            UsageEvent(process.id, usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost)
+        )
+        return completion
+
+    def _request_messages(self, process: Process, recipe: Recipe) -> list[Message]:
+        system = "\n\n".join(p for p in (recipe.systemPrompt, recipe.promptPrefix) if p)
+        out = [Message(role="system", content=system)] if system else []
+        for m in process.history:
+            # Corrections are system notes in the history; on the wire they travel as user messages
+            # because Anthropic, Gemini and many local chat templates reject or hoist a system
+            # message in the middle of a conversation.
+            if m.role == "system":
+                out.append(Message(role="user", content=m.content))
+            else:
+                out.append(m.model_copy(update={"meta": {}}))
+        return out
+
+    def _handle_completion(
+        self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, completion: Completion
+    ) -> None:
+        text = (completion.text or "").strip()
+        calls = completion.tool_calls
+        if calls:
+            # Recorded first; the calls run on the next pass of the loop, after this is on disk.
+            process.history.append(completion.as_message())
+            return
+        if not text:
+            process.history.append(Message(role="assistant", content=completion.text or "", meta={"kind": "empty"}))
+            self._correct(process, recipe, turn, EMPTY_REPLY_CORRECTION, "empty reply",
+                          exhausted=f"the model returned {turn.corrections + 1} empty or malformed replies in this turn")
+            return
+        has_respond = RESPOND in tools
+        if has_respond and recipe.validation and turn.corrections < recipe.maxValidationCorrections:
+            process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
+            self._correct(process, recipe, turn, NO_TOOL_CALL_CORRECTION, "no tool call")
+            return
+        # Legacy path (no respond in the recipe), validation off, or corrections spent: deliver the text.
+        process.history.append(Message(role="assistant", content=completion.text, meta={"delivered": True}))
+        if has_respond and recipe.validation:
+            self._journal(process, "correction budget spent: delivering the plain text reply", "warning")
+        self._deliver(process, turn, completion.text or "", awaiting=True)
+
+    def _correct(
+        self, process: Process, recipe: Recipe, turn: TurnState, text: str, what: str, exhausted: str | None = None
+    ) -> None:
+        if turn.corrections >= recipe.maxValidationCorrections:
+            self._end_blocked_diagnosis(
+                process,
+                turn,
+                f"I could not produce a valid reply: {exhausted or what} "
+                f"(maxValidationCorrections is {recipe.maxValidationCorrections}). "
+                "Try again, rephrase, or switch models with --model.",
+                reason=f"correction budget spent ({what})",
+            )
+            return
+        turn.corrections += 1
+        process.history.append(Message(role="system", content=text, meta={"kind": "correction", "rule": what}))
+        self._journal(process, f"correction {turn.corrections}/{recipe.maxValidationCorrections}: {what}", "warning")
+
+    async def _handle_calls(
+        self,
+        process: Process,
+        recipe: Recipe,
+        tools: dict[str, Tool],
+        turn: TurnState,
+        assistant: Message,
+        done_ids: set[str],
+    ) -> None:
+        calls = assistant.tool_calls
+        responds = [c for c in calls if c.name == RESPOND and RESPOND in tools]
+        others = [c for c in calls if c not in responds]
+        malformed = False
+        for call in others:
+            if call.id in done_ids:
+                continue
+            result = await self._run_tool(process, tools, call)
+            if result.data == "malformed":
+                malformed = True
+            elif result.ok:
+                turn.max_tool_chars = max(turn.max_tool_chars, len(result.content))
+            self._append_result(process, call, result)
+            turn.store(process)
+            self.deps.persist(process)
+        if others or len(responds) > 1:
+            for call in responds:
+                if call.id not in done_ids:
+                    self._append_result(process, call, ToolResult(content=MIXED_RESPOND_ERROR, ok=False))
+                    self._journal(process, "respond rejected: it was not the only tool call of its reply", "warning")
+            if malformed:
+                self._count_malformed(process, recipe, turn)
+            return
+        if not responds:
+            return
+        call = responds[0]
+        if call.id in done_ids:  # resumed after the respond result was written: the turn is over
+            return
+        try:
+            args = call.parsed_arguments()
+        except ValueError as exc:
+            args, problem = {}, str(exc)
+        else:
+            problems = tools[RESPOND].validate(args)
+            problem = "; ".join(problems) if problems else None
+        if problem:
+            self._append_result(process, call, _malformed_result(RESPOND, problem))
+            self._count_malformed(process, recipe, turn)
+            return
+        message = args["message"]
+        awaiting = bool(args.get("awaiting_user_input", True))
+        relay = recipe.dataRelayCorrection
+        if (
+            recipe.validation
+            and relay.enabled
+            and not turn.relay_corrected_last
+            and turn.max_tool_chars >= relay.minToolResultChars
+            and message_weight(message) <= relay.maxMessageChars
+        ):
+            correction = relay.text.format(tool_chars=turn.max_tool_chars, message_chars=len(message))
+            self._append_result(process, call, ToolResult(content=correction, ok=False), meta={"kind": "correction", "rule": "data relay"})
+            turn.relay_corrected_last = True
+            self._journal(process, "correction: the respond message did not relay the tool result", "warning")
+            return
+        self._append_result(process, call, ToolResult(content="delivered"), meta={"delivered": True})
+        self._deliver(process, turn, message, awaiting=awaiting)
+
+    def _count_malformed(self, process: Process, recipe: Recipe, turn: TurnState) -> None:
+        if turn.corrections >= recipe.maxValidationCorrections:
+            self._end_blocked_diagnosis(
+                process,
+                turn,
+                f"I could not produce a valid reply: the model sent malformed tool calls "
+                f"{turn.corrections + 1} times in this turn (maxValidationCorrections is "
+                f"{recipe.maxValidationCorrections}). Try again or switch models with --model.",
+                reason="correction budget spent (malformed tool call)",
+            )
+            return
+        turn.corrections += 1
+        self._journal(process, f"correction {turn.corrections}/{recipe.maxValidationCorrections}: malformed tool call", "warning")
+
+    async def _run_tool(self, process: Process, tools: dict[str, Tool], call: ToolCall) -> ToolResult:
+        tool = tools.get(call.name)
+        if tool is None:
+            result = ToolResult(
+                content=f"ERROR: unknown tool '{call.name}'. Available tools: {', '.join(tools)}.", ok=False, data="malformed"
+            )
+        else:
+            try:
+                call.parsed_arguments()
+            except ValueError as exc:
+                return _malformed_result(call.name, str(exc))
+            self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
+            result = await tool.invoke(call.arguments, self.deps.tool_context)
+        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content)))
+        return result
+
+    def _append_result(self, process: Process, call: ToolCall, result: ToolResult, meta: dict | None = None) -> None:
+        process.history.append(
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                name=call.name,
+                content=result.content,
+                meta={"ok": result.ok, **(meta or {})},
+            )
+        )
+
+    # --- ending a turn ----------------------------------------------------------------------
+
+    def _deliver(self, process: Process, turn: TurnState, message: str, *, awaiting: bool) -> None:
+        turn.open = False
+        turn.store(process)
+        self.deps.bus.emit(MessageEvent(process.id, message, awaiting_user_input=awaiting))
+        if awaiting:
+            self._set_status(process, Status.BLOCKED, "awaiting user input")
+        else:
+            self._set_status(process, Status.READY, "respond: not awaiting user input")
+
+    def _end_blocked_diagnosis(self, process: Process, turn: TurnState, diagnosis: str, *, reason: str) -> None:
+        process.history.append(Message(role="assistant", content=diagnosis, meta={"delivered": True, "kind": "diagnosis"}))
+        self._journal(process, f"turn ended: {reason}", "error")
+        turn.open = False
+        turn.store(process)
+        self.deps.bus.emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
+        self._set_status(process, Status.BLOCKED, reason)
+
+    def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
+        old = process.status
+        process.transition(new, reason)
+        if old != new:
+            self.deps.bus.emit(StatusChanged(process.id, old.value, new.value, reason))
+
+    def _journal(self, process: Process, text: str, level: str = "info") -> None:
+        self.deps.bus.emit(JournalEvent(process.id, text, level))
+
+
+def _pending_calls(history: list[Message]) -> tuple[Message, set[str]] | None:
+    """The last assistant message with tool calls whose results are not all recorded yet."""
+    done: set[str] = set()
+    for m in reversed(history):
+        if m.role == "tool":
+            if m.tool_call_id:
+                done.add(m.tool_call_id)
+            continue
+        if m.role == "assistant" and m.tool_calls:
+            if any(c.id not in done for c in m.tool_calls):
+                return m, done
+        return None
+    return None
+
+
+def _malformed_result(name: str, problem: str) -> ToolResult:
+    return ToolResult(
+        content=f"ERROR: malformed call to `{name}`: {problem}. Send the call again with a JSON object that matches the tool's parameters.",
+        ok=False,
+        data="malformed",
+    )
+
+
+def _summary(text: str, limit: int = 120) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

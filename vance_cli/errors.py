@@ -1,0 +1,97 @@
+"""User-facing errors: each says what went wrong, how to fix it, and which exit code it maps to.
+
+Hierarchy::
+
+    VanceError (exit 1)
+    ├── UsageError (exit 2)          bad flags or arguments
+    ├── ConfigError                  settings, recipes, missing model
+    ├── StoreError                   process files
+    │   ├── ProcessLocked            another vance holds the process
+    │   ├── CorruptProcessFile       unreadable file, kept untouched
+    │   └── ProcessNotFound
+    ├── ModelError                   the model call failed for good
+    │   ├── TransportError           5xx / 429 / timeout / connection, after retries
+    │   └── ModelRequestsForbidden   the test switch is on
+    └── InvalidTransition            a status change the table forbids
+
+Foreign exceptions (httpx, litellm, yaml, pydantic) are translated where they enter, with
+``raise ... from exc``, so the CLI only ever sees these.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class VanceError(Exception):
+    """Base of every error meant for the user."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        text = f"error: {self.message}"
+        if self.hint:
+            text += f"\n  fix: {self.hint}"
+        return text
+
+
+class UsageError(VanceError):
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(VanceError):
+    pass
+
+
+class StoreError(VanceError):
+    pass
+
+
+class ProcessLocked(StoreError):
+    pass
+
+
+class CorruptProcessFile(StoreError):
+    pass
+
+
+class ProcessNotFound(StoreError):
+    pass
+
+
+class ModelError(VanceError):
+    pass
+
+
+class TransportError(ModelError):
+    """The provider could not be reached or kept failing (after the transport retry budget)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = True,
+        hint: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.retryable = retryable
+        # Seconds the server asked us to wait (Retry-After); the retry loop honours it up to its cap.
+        self.retry_after = retry_after
+
+
+class ModelRequestsForbidden(ModelError):
+    pass
+
+
+class InvalidTransition(VanceError):
+    pass

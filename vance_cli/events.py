@@ -1,0 +1,103 @@
+"""The one event stream: engines emit typed events; the headless printer, --json and the TUI consume them."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Event:
+    process_id: str
+    ts: float = field(default_factory=time.time, kw_only=True)
+
+    @property
+    def type(self) -> str:
+        return _TYPE_NAMES[type(self)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **asdict(self)}
+
+
+@dataclass
+class MessageEvent(Event):
+    """A message for the person (the respond message, or the legacy final text)."""
+
+    text: str
+    awaiting_user_input: bool = True
+
+
+@dataclass
+class JournalEvent(Event):
+    """A line for the journal: what the engine did (corrections, diagnoses)."""
+
+    text: str
+    level: str = "info"
+
+
+@dataclass
+class TodosUpdated(Event):
+    todos: list[dict[str, Any]]
+
+
+@dataclass
+class StatusChanged(Event):
+    old: str
+    new: str
+    reason: str | None = None
+
+
+@dataclass
+class ToolStarted(Event):
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ToolFinished(Event):
+    call_id: str
+    name: str
+    ok: bool
+    summary: str
+
+
+@dataclass
+class UsageEvent(Event):
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+
+
+_TYPE_NAMES: dict[type, str] = {
+    MessageEvent: "message",
+    JournalEvent: "journal",
+    TodosUpdated: "todos_updated",
+    StatusChanged: "status_changed",
+    ToolStarted: "tool_started",
+    ToolFinished: "tool_finished",
+    UsageEvent: "usage",
+}
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """Synchronous fan-out; listeners must be quick (the TUI posts to its own queue)."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+        self.history: list[Event] = []
+        self.keep_history = False
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, event: Event) -> None:
+        if self.keep_history:
+            self.history.append(event)
+        for listener in list(self._listeners):
+            listener(event)

@@ -1,0 +1,164 @@
+"""Runtime: the one place that turns a process file into a running engine and back.
+
+It resolves the model, builds the tool set, holds the process lock for the whole run, saves after
+every engine step (the engine calls ``persist``), and maps failures onto the process status: a
+model that fails for good leaves the process FAILED with its history intact, Ctrl+C leaves it
+SUSPENDED; both resume with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from vance_cli.config.scopes import Scopes
+from vance_cli.config.settings import Settings
+from vance_cli.errors import ModelError, UsageError
+from vance_cli.events import EventBus, StatusChanged
+from vance_cli.llm.base import ChatModel
+from vance_cli.store.files import ProcessStore
+from vance_cli.store.process import InboxItem, Process, Status
+
+ModelFactory = Callable[[str, Settings], ChatModel]
+
+
+def _default_model_factory(model: str, settings: Settings) -> ChatModel:
+    from vance_cli.llm.factory import make_model
+
+    return make_model(model, settings)
+
+
+class Runtime:
+    def __init__(
+        self,
+        scopes: Scopes,
+        settings: Settings,
+        *,
+        store: ProcessStore | None = None,
+        bus: EventBus | None = None,
+        model_factory: ModelFactory | None = None,
+    ) -> None:
+        self.scopes = scopes
+        self.settings = settings
+        self.store = store or ProcessStore.for_scopes(scopes)
+        self.bus = bus or EventBus()
+        self.model_factory = model_factory or _default_model_factory
+        # One model object per model string for the runtime's life: a scripted model keeps its
+        # place in the script across turns, an HTTP model keeps its connection pool.
+        self._models: dict[str, ChatModel] = {}
+
+    def model(self, name: str) -> ChatModel:
+        if name not in self._models:
+            self._models[name] = self.model_factory(name, self.settings)
+        return self._models[name]
+
+    async def aclose(self) -> None:
+        """Close the models' connections; call once, inside the event loop that used them."""
+        models, self._models = list(self._models.values()), {}
+        for model in models:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    await close()
+
+    # --- creating and finding processes -----------------------------------------------------
+
+    def new_process(
+        self,
+        recipe_name: str,
+        *,
+        model: str | None = None,
+        workspace: Path | None = None,
+        parent: str | None = None,
+        title: str | None = None,
+    ) -> Process:
+        from vance_cli.config.recipes import load_recipe
+
+        recipe = load_recipe(recipe_name, self.scopes)
+        resolved = self.settings.resolve_model(model or recipe.model)
+        process = Process(
+            engine=recipe.engine,
+            recipe=recipe.model_dump(mode="json"),
+            recipe_name=recipe.name,
+            model=resolved,
+            parent=parent,
+            title=title,
+            workspace=str((workspace or self.scopes.cwd).resolve()),
+        )
+        self.store.create(process)
+        return process
+
+    def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
+        if resume and continue_last:
+            raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
+        if resume:
+            return self.store.resolve_id(resume)
+        if continue_last:
+            latest = self.store.latest(engine)
+            if latest is None:
+                raise UsageError("there is no earlier process to continue", hint="start one without --continue")
+            return latest.id
+        return None
+
+    @contextlib.contextmanager
+    def session(self, pid: str) -> Iterator[Process]:
+        """Lock and load a process for the duration of the block; the lock names this vance."""
+        with self.store.lock(pid):
+            yield self.store.load(pid)
+
+    # --- driving ----------------------------------------------------------------------------
+
+    def send(self, process: Process, text: str, *, kind: str = "user", sender: str | None = None) -> None:
+        process.inbox.append(InboxItem(kind=kind, sender=sender, content=text))
+        if not process.title and kind == "user":
+            process.title = " ".join(text.split())[:60]
+        self.store.save(process)
+
+    async def drive(self, process: Process, *, model_override: str | None = None) -> None:
+        """Run the engine until the process waits for a person or has nothing left to do."""
+        from vance_cli.engines.arthur import engine_class
+        from vance_cli.engines.ford import EngineDeps
+        from vance_cli.tools.base import ToolContext, builtin_registry
+
+        if model_override:
+            process.model = self.settings.resolve_model(model_override)
+        if process.status in (Status.DONE,):
+            raise UsageError(f"process {process.id} is DONE", hint="start a new one")
+        model = self.model(process.model or self.settings.resolve_model(None))
+        deps = EngineDeps(
+            model=model,
+            tools=builtin_registry(),
+            bus=self.bus,
+            persist=self.store.save,
+            tool_context=ToolContext(
+                workspace=Path(process.workspace or self.scopes.cwd),
+                settings=self.settings,
+                process_id=process.id,
+            ),
+        )
+        engine = engine_class(process.engine)(deps)
+        try:
+            await engine.run(process)
+        except ModelError as exc:
+            self._stop(process, Status.FAILED, f"model call failed: {exc.message}")
+            raise
+        except (KeyboardInterrupt, _Cancelled):
+            self._stop(process, Status.SUSPENDED, "interrupted")
+            raise
+        self.store.save(process)
+
+    def _stop(self, process: Process, status: Status, reason: str) -> None:
+        from vance_cli.store.process import can_transition
+
+        old = process.status
+        if old != status and can_transition(old, status):
+            process.transition(status, reason)
+            self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
+        self.store.save(process)
+
+
+try:  # asyncio's cancellation (Ctrl+C inside asyncio.run) is not an Exception subclass
+    from asyncio import CancelledError as _Cancelled
+except ImportError:  # pragma: no cover
+    _Cancelled = KeyboardInterrupt  # type: ignore[misc,assignment]

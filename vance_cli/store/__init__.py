@@ -1,0 +1,1 @@
+"""Persistence: one JSON file per process, atomic writes, one writer at a time."""

@@ -1,0 +1,107 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of either.
+
+The text goes to a temp file in the same folder (same filesystem, so the rename is atomic),
+which is flushed and fsynced before ``os.replace``; the folder is fsynced after so the rename
+itself survives a power cut. Any failure removes the temp file and leaves the original alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+TEMP_PREFIX = "."
+TEMP_SUFFIX = ".tmp"
+
+
+def _current_umask() -> int:
+    # Linux shows the umask in /proc; elsewhere os.umask can only be read by setting it, which
+    # we do once, at import, rather than racing other threads on every write.
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def is_temp_file(path: Path) -> bool:
+    """True for the temp files this module creates (a killed writer can leave one behind)."""
+    return path.name.startswith(TEMP_PREFIX) and path.name.endswith(TEMP_SUFFIX)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - platforms that cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some filesystems refuse fsync on folders
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(
+    path: Path | str, text: str, *, encoding: str = "utf-8", exclusive: bool = False
+) -> None:
+    """Replace ``path`` with ``text`` atomically (creating the parent folder if needed).
+
+    ``exclusive=True`` fails with FileExistsError instead of replacing an existing file; the
+    check and the rename are one atomic step (a hard link), so two creators cannot both win.
+    """
+    path = Path(path)
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, kept on disk on purpose
+        "w",
+        encoding=encoding,
+        newline="",
+        dir=folder,
+        prefix=f"{TEMP_PREFIX}{path.name}.",
+        suffix=TEMP_SUFFIX,
+        delete=False,
+    )
+    tmp_path = Path(tmp.name)
+    try:
+        with tmp:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        # NamedTemporaryFile is 0600; keep the mode of the file we replace, or the usual umask mode.
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        os.chmod(tmp_path, mode)
+        if exclusive:
+            os.link(tmp_path, path)
+            tmp_path.unlink()
+        else:
+            os.replace(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+        raise
+    _fsync_dir(folder)
+
+
+def atomic_write_json(
+    path: Path | str, obj: Any, *, indent: int | None = 2, exclusive: bool = False
+) -> None:
+    """``obj`` as JSON (UTF-8, trailing newline), written with :func:`atomic_write_text`."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False) + "\n"
+    atomic_write_text(path, text, exclusive=exclusive)

@@ -1,0 +1,219 @@
+"""The process store: one JSON file per process under a scope's ``processes/`` folder.
+
+Every write is atomic (vance_cli.store.atomic); one writer at a time holds ``<id>.lock``
+(vance_cli.store.lock). A file that cannot be read is reported and never written over: it stays
+exactly as it was for the user to fix or move away.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
+from vance_cli.store.atomic import atomic_write_json, is_temp_file
+from vance_cli.store.lock import current_holder, process_lock
+from vance_cli.store.process import SCHEMA_VERSION, Process
+
+if TYPE_CHECKING:
+    from vance_cli.config.scopes import Scopes
+
+# Ids are file names: keep them to characters that cannot climb out of the folder.
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_CORRUPT_HINT = "it was kept untouched; fix or move it away"
+
+
+class _Unreadable(Exception):
+    """Why a process file could not be turned into a Process (internal)."""
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "(root)"
+        parts.append(f"{where}: {err['msg']}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _read_process(path: Path) -> Process:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _Unreadable(f"cannot read it: {exc.strerror}") from exc
+    try:
+        data: Any = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(f"not UTF-8 text (byte {exc.start})") from exc
+    except json.JSONDecodeError as exc:
+        raise _Unreadable(
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise _Unreadable(f"expected a JSON object, found {type(data).__name__}")
+    version = data.get("schema_version", SCHEMA_VERSION)
+    if (
+        isinstance(version, int)
+        and not isinstance(version, bool)
+        and version > SCHEMA_VERSION
+    ):
+        raise _Unreadable(
+            f"written by a newer vance (schema_version {version}; this vance reads up to {SCHEMA_VERSION}); upgrade vance"
+        )
+    try:
+        process = Process.model_validate(data)
+    except ValidationError as exc:
+        raise _Unreadable(_validation_reason(exc)) from exc
+    if process.id != path.stem:
+        raise _Unreadable(f"its id {process.id!r} does not match the file name")
+    return process
+
+
+class ProcessStore:
+    """The processes/ folder of one scope (created on the first write)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def for_scopes(cls, scopes: Scopes) -> ProcessStore:
+        return cls(scopes.processes_dir())
+
+    # ------------------------------------------------------------------ paths
+
+    def path(self, pid: str) -> Path:
+        if not _ID_RE.fullmatch(pid or ""):
+            raise UsageError(
+                f"invalid process id {pid!r}",
+                hint="run `vance ps` to see the process ids",
+            )
+        return self.root / f"{pid}.json"
+
+    def lock_path(self, pid: str) -> Path:
+        return self.path(pid).with_suffix(".lock")
+
+    def _files(self) -> list[Path]:
+        if not self.root.is_dir():
+            return []
+        # Temp files start with "." (and end in .tmp); lock files end in .lock.
+        return [
+            p
+            for p in self.root.glob("*.json")
+            if p.is_file() and not p.name.startswith(".") and not is_temp_file(p)
+        ]
+
+    def ids(self) -> list[str]:
+        """Every id with a file, readable or not, sorted."""
+        return sorted(p.stem for p in self._files())
+
+    # ------------------------------------------------------------------ writing
+
+    def _write(self, process: Process, *, exclusive: bool) -> None:
+        atomic_write_json(
+            self.path(process.id),
+            process.model_dump(mode="json"),
+            indent=2,
+            exclusive=exclusive,
+        )
+
+    def create(self, process: Process) -> None:
+        """Write a new process file; StoreError if a file with that id exists."""
+        try:
+            self._write(process, exclusive=True)
+        except FileExistsError:
+            raise StoreError(
+                f"process {process.id} already exists ({self.path(process.id)})",
+                hint="use a new id, or resume the existing process",
+            ) from None
+
+    def save(self, process: Process) -> None:
+        """Stamp ``updated`` and replace the file atomically."""
+        process.updated = time.time()
+        self._write(process, exclusive=False)
+
+    # ------------------------------------------------------------------ reading
+
+    def load(self, pid: str) -> Process:
+        path = self.path(pid)
+        if not path.is_file():
+            raise ProcessNotFound(
+                f"no process {pid} in {self.root}",
+                hint="run `vance ps` to list the processes",
+            )
+        try:
+            return _read_process(path)
+        except _Unreadable as exc:
+            raise CorruptProcessFile(
+                f"process file {path} is unreadable: {exc}", hint=_CORRUPT_HINT
+            ) from exc
+
+    def list(self) -> tuple[list[Process], list[tuple[Path, str]]]:
+        """(processes, newest ``updated`` first; unreadable files with the reason, by name)."""
+        processes: list[Process] = []
+        corrupt: list[tuple[Path, str]] = []
+        for path in sorted(self._files()):
+            try:
+                processes.append(_read_process(path))
+            except _Unreadable as exc:
+                corrupt.append((path, str(exc)))
+            except FileNotFoundError:  # pragma: no cover - removed while listing
+                continue
+        processes.sort(key=lambda p: p.updated, reverse=True)
+        return processes, corrupt
+
+    def latest(self, engine: str | None = None) -> Process | None:
+        """The most recently updated readable process (of ``engine`` when given)."""
+        for process in self.list()[0]:
+            if engine is None or process.engine == engine:
+                return process
+        return None
+
+    def resolve_id(self, prefix: str) -> str:
+        """The one id equal to ``prefix`` or starting with it.
+
+        Failing that, the one id whose random suffix (after the last "-") starts with it, so
+        ``abc1`` finds ``20260102-101500-abc123``.
+        """
+        prefix = (prefix or "").strip()
+        if not prefix:
+            raise UsageError(
+                "empty process id", hint="run `vance ps` to see the process ids"
+            )
+        ids = self.ids()
+        if prefix in ids:
+            return prefix
+        matches = [i for i in ids if i.startswith(prefix)]
+        if not matches:
+            matches = [
+                i for i in ids if "-" in i and i.rsplit("-", 1)[1].startswith(prefix)
+            ]
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            raise ProcessNotFound(
+                f"no process matches {prefix!r}",
+                hint="run `vance ps` to list the processes",
+            )
+        shown = ", ".join(matches[:5]) + (
+            f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+        )
+        raise UsageError(
+            f"process id {prefix!r} is ambiguous: it matches {shown}",
+            hint="type more characters of the id",
+        )
+
+    # ------------------------------------------------------------------ locking
+
+    def lock(self, pid: str) -> AbstractContextManager[None]:
+        """Hold the one-writer lock of ``pid``; ProcessLocked names the holder when it is taken."""
+        return process_lock(self.lock_path(pid), pid)
+
+    def holder(self, pid: str) -> dict[str, Any] | None:
+        """Who holds ``pid``'s lock ({pid, host, argv, since}), or None; never takes the lock."""
+        return current_holder(self.lock_path(pid))

@@ -1,0 +1,108 @@
+"""The persisted process: its fields, its status enum and the one guarded transition table."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from vance_cli.errors import InvalidTransition
+from vance_cli.llm.base import Message, Usage
+
+SCHEMA_VERSION = 1
+
+
+class Status(str, Enum):
+    READY = "READY"  # runnable: the runtime may start a turn
+    RUNNING = "RUNNING"  # a turn is in progress (a crash leaves it here; resume treats it as READY)
+    IDLE = "IDLE"  # waiting on a child process
+    BLOCKED = "BLOCKED"  # waiting on a person
+    DONE = "DONE"  # finished for good
+    FAILED = "FAILED"  # stopped by an error; resumable by hand
+    SUSPENDED = "SUSPENDED"  # paused by the user
+
+
+_ALLOWED: dict[Status, frozenset[Status]] = {
+    Status.READY: frozenset({Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.BLOCKED}),
+    Status.RUNNING: frozenset(
+        {Status.READY, Status.IDLE, Status.BLOCKED, Status.DONE, Status.FAILED, Status.SUSPENDED}
+    ),
+    Status.IDLE: frozenset({Status.READY, Status.RUNNING, Status.FAILED, Status.SUSPENDED}),
+    Status.BLOCKED: frozenset({Status.READY, Status.RUNNING, Status.SUSPENDED, Status.FAILED}),
+    Status.DONE: frozenset(),
+    Status.FAILED: frozenset({Status.READY, Status.RUNNING}),
+    Status.SUSPENDED: frozenset({Status.READY, Status.RUNNING}),
+}
+
+
+def can_transition(old: Status, new: Status) -> bool:
+    return new == old or new in _ALLOWED[old]
+
+
+class Todo(BaseModel):
+    id: str
+    text: str
+    status: str = "open"  # open | in_progress | done | failed
+
+
+class InboxItem(BaseModel):
+    id: str = Field(default_factory=lambda: secrets.token_hex(4))
+    kind: str = "user"  # user | event | steer
+    sender: str | None = None
+    content: str
+    created: float = Field(default_factory=time.time)
+
+
+def new_process_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+class Process(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    id: str = Field(default_factory=new_process_id)
+    engine: str
+    recipe: dict[str, Any] = Field(default_factory=dict)  # snapshot of the recipe at start
+    recipe_name: str | None = None
+    model: str | None = None
+    status: Status = Status.READY
+    parent: str | None = None
+    title: str | None = None
+    workspace: str | None = None
+    history: list[Message] = Field(default_factory=list)
+    engine_params: dict[str, Any] = Field(default_factory=dict)
+    todos: list[Todo] = Field(default_factory=list)
+    inbox: list[InboxItem] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    created: float = Field(default_factory=time.time)
+    updated: float = Field(default_factory=time.time)
+    status_reason: str | None = None
+
+    def transition(self, new: Status, reason: str | None = None) -> Status:
+        """The one place status changes; returns the old status. Raises InvalidTransition."""
+        old = self.status
+        if not can_transition(old, new):
+            raise InvalidTransition(
+                f"process {self.id}: cannot go from {old.value} to {new.value}",
+                hint="this is a bug in the engine or a hand-edited process file",
+            )
+        self.status = new
+        self.status_reason = reason
+        return old
+
+    def mark_running(self) -> Status:
+        return self.transition(Status.RUNNING)
+
+    def mark_blocked(self, reason: str | None = None) -> Status:
+        return self.transition(Status.BLOCKED, reason)
+
+    def mark_ready(self, reason: str | None = None) -> Status:
+        return self.transition(Status.READY, reason)
+
+    def mark_done(self, reason: str | None = None) -> Status:
+        return self.transition(Status.DONE, reason)
+
+    def mark_failed(self, reason: str | None = None) -> Status:
+        return self.transition(Status.FAILED, reason)

@@ -1,0 +1,1 @@
+"""Tools: name, description, JSON Schema parameters, async run; arguments validated before running."""

@@ -1,0 +1,118 @@
+"""The Tool type, the context a tool runs in, and the registry of built-ins.
+
+A tool never crashes the engine: bad arguments and exceptions become an error ToolResult that
+goes back to the model as the tool message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from vance_cli.llm.base import ToolSpec
+
+if TYPE_CHECKING:
+    from vance_cli.config.settings import Settings
+
+
+@dataclass
+class ToolContext:
+    """What a tool may touch: the process's workspace folder and the settings."""
+
+    workspace: Path
+    settings: "Settings | None" = None
+    process_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolResult:
+    content: str
+    ok: bool = True
+    data: Any = None
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        return cls(content=f"ERROR: {message}", ok=False)
+
+
+RunFn = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: RunFn
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def validate(self, arguments: dict[str, Any]) -> list[str]:
+        """Problems with the arguments, one line each (empty when valid)."""
+        from jsonschema import Draft202012Validator
+
+        validator = Draft202012Validator(self.parameters)
+        problems = []
+        for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+            where = "/".join(str(p) for p in err.path) or "(arguments)"
+            problems.append(f"{where}: {err.message}")
+        return problems
+
+    async def invoke(self, raw_arguments: str, ctx: ToolContext) -> ToolResult:
+        """Parse, validate and run; every failure is an error result, never an exception."""
+        try:
+            args = json.loads(raw_arguments or "{}")
+        except json.JSONDecodeError as exc:
+            return ToolResult.error(f"arguments for {self.name} are not valid JSON ({exc.msg}); send a JSON object")
+        if not isinstance(args, dict):
+            return ToolResult.error(f"arguments for {self.name} must be a JSON object")
+        problems = self.validate(args)
+        if problems:
+            return ToolResult.error(f"invalid arguments for {self.name}: " + "; ".join(problems))
+        try:
+            return await self.run(args, ctx)
+        except Exception as exc:  # a tool bug must not kill the turn; the model sees it
+            return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Callable[[], Tool]] = {}
+
+    def register(self, name: str, factory: Callable[[], Tool]) -> None:
+        self._tools[name] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def has(self, name: str) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool:
+        return self._tools[name]()
+
+
+def builtin_registry() -> ToolRegistry:
+    """Every built-in tool by name; modules are imported here, not at CLI start-up."""
+    from vance_cli.tools import respond, workspace
+
+    reg = ToolRegistry()
+    reg.register("respond", respond.make_tool)
+    for name, factory in workspace.FACTORIES.items():
+        reg.register(name, factory)
+    try:
+        from vance_cli.tools import structure_tool
+    except ImportError:  # pragma: no cover - structure arrives with its own issue
+        pass
+    else:
+        reg.register("structure", structure_tool.make_tool)
+    return reg
+
+
+# Names a recipe may list even before the module exists would be a lie; validation uses this.
+def builtin_tool_names() -> list[str]:
+    return builtin_registry().names()

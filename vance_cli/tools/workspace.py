@@ -1,0 +1,817 @@
+"""Workspace tools (file_read, file_list, file_write, exec_run), all confined to the process's workspace.
+
+`resolve_in_workspace` is the only path gate: every tool that takes a path goes through it, so
+the confinement rules (no absolute paths outside, no "..", no symlink escapes) live in one place.
+Every failure becomes an error ToolResult for the model; nothing escapes `run`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import functools
+import os
+import secrets
+import shutil
+import signal
+import stat
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vance_cli.errors import VanceError
+from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
+
+# Caps: big enough for real source files and build logs, small enough for a model's context.
+MAX_READ_CHARS = 200_000
+MAX_LIST_ENTRIES = 5_000
+DEFAULT_LIST_ENTRIES = 500
+MAX_OUTPUT_CHARS = 30_000
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+# Once the shell has exited (or was killed), how long background children may keep the output
+# pipe open before their process group is killed. Tests patch it down.
+DRAIN_GRACE = 0.5
+
+SKIP_DIRS = frozenset({".git", "__pycache__"})
+_BINARY_SNIFF_BYTES = 8192
+_SKIP_CHUNK = 65_536
+
+_PATH_HINT = "use a path relative to the workspace root, e.g. 'src/main.py'"
+
+
+class WorkspaceError(VanceError):
+    """A path or workspace problem a tool reports back to the model."""
+
+    def as_result(self) -> ToolResult:
+        text = self.message
+        if self.hint:
+            text += f" (fix: {self.hint})"
+        return ToolResult.error(text)
+
+
+class PathOutsideWorkspace(WorkspaceError):
+    """The path would leave the workspace: absolute outside, "..", or a symlink pointing out."""
+
+
+# --------------------------------------------------------------------------- path gate
+
+
+def resolve_in_workspace(workspace: Path, rel: str) -> Path:
+    """The real path of `rel` inside `workspace`, or PathOutsideWorkspace.
+
+    Symlinks are resolved (including intermediate folders and links whose target does not exist
+    yet), and the result must still lie inside the resolved workspace. "" and "." are the root.
+    """
+    try:
+        root = Path(workspace).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise WorkspaceError(
+            f"the workspace folder {workspace} does not exist",
+            hint="create it or run from another folder",
+        ) from exc
+    if not root.is_dir():
+        raise WorkspaceError(f"the workspace {workspace} is not a folder")
+
+    text = "" if rel is None else str(rel)
+    if "\x00" in text:
+        raise PathOutsideWorkspace(
+            f"path {text!r} contains a NUL byte", hint=_PATH_HINT
+        )
+    if text.strip() in ("", "."):
+        return root
+    path = Path(text)
+    # Rejected even when it would land inside: ".." is how escapes are spelled, and a path
+    # without it is easier to reason about for both the model and the reader of the transcript.
+    if ".." in path.parts:
+        raise PathOutsideWorkspace(
+            f"path {text!r} contains '..', which is not allowed", hint=_PATH_HINT
+        )
+    if path.is_absolute():
+        inner = None
+        # The caller may spell the workspace unresolved (e.g. through a symlinked /tmp).
+        for base in (root, Path(os.path.abspath(workspace))):
+            if path.is_relative_to(base):
+                inner = path.relative_to(base)
+                break
+        if inner is None:
+            raise PathOutsideWorkspace(
+                f"absolute path {text!r} is outside the workspace", hint=_PATH_HINT
+            )
+        path = inner
+    try:
+        resolved = (root / path).resolve(strict=False)
+    except (OSError, RuntimeError) as exc:  # symlink loop
+        raise PathOutsideWorkspace(
+            f"path {text!r} cannot be resolved ({exc})", hint=_PATH_HINT
+        ) from exc
+    if not resolved.is_relative_to(root):
+        raise PathOutsideWorkspace(
+            f"path {text!r} leads outside the workspace through a symlink",
+            hint=_PATH_HINT,
+        )
+    return resolved
+
+
+def _shown(root: Path, path: Path) -> str:
+    """The path as the model should see it: relative to the workspace, POSIX style."""
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+    return rel or "."
+
+
+def _guarded(name: str, fn: Callable[[dict[str, Any], ToolContext], Any]) -> RunFn:
+    """Wrap a tool body so every failure is an error result, never an exception."""
+
+    @functools.wraps(fn)
+    async def run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            return await fn(args, ctx)
+        except WorkspaceError as exc:
+            return exc.as_result()
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            return ToolResult.error(f"{name} failed: {exc.strerror or exc}{where}")
+        except Exception as exc:  # noqa: BLE001 - a bug here must not kill the turn
+            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
+
+    return run
+
+
+# --------------------------------------------------------------------------- file_read
+
+FILE_READ_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File path relative to the workspace root.",
+        },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "Number of lines to skip from the start (0 = from the first line).",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "Maximum number of lines to return.",
+        },
+    },
+    "required": ["path"],
+    "additionalProperties": False,
+}
+
+
+def _sniff_binary(path: Path) -> bool:
+    with open(path, "rb") as f:
+        head = f.read(_BINARY_SNIFF_BYTES)
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the sniff window is still text.
+        return not (len(head) == _BINARY_SNIFF_BYTES and exc.start >= len(head) - 3)
+    return False
+
+
+def _skip_lines(f: Any, count: int) -> int:
+    """Skip up to `count` lines without holding a huge line in memory; returns lines skipped."""
+    skipped = 0
+    in_line = False
+    while skipped < count:
+        chunk = f.readline(_SKIP_CHUNK)
+        if not chunk:
+            if in_line:  # a last line without a newline
+                skipped += 1
+            break
+        if chunk.endswith("\n"):
+            skipped += 1
+            in_line = False
+        else:
+            in_line = True
+    return skipped
+
+
+@dataclass
+class _ReadOut:
+    text: str
+    lines: int  # complete or final lines returned
+    cut_in_line: bool  # stopped by the cap in the middle of a line
+    more: bool  # content follows what was returned
+    skipped: int
+
+
+def _read_text(path: Path, offset: int, limit: int | None) -> _ReadOut:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        skipped = _skip_lines(f, offset)
+        parts: list[str] = []
+        used = 0
+        lines = 0
+        cut_in_line = False
+        eof = False
+        while limit is None or lines < limit:
+            room = MAX_READ_CHARS - used
+            if room <= 0:
+                break
+            chunk = f.readline(room)
+            if not chunk:
+                eof = True
+                break
+            parts.append(chunk)
+            used += len(chunk)
+            if chunk.endswith("\n"):
+                lines += 1
+            elif len(chunk) < room:  # final line without a newline
+                lines += 1
+                eof = True
+                break
+            else:  # the cap fell inside a line
+                if f.read(1):
+                    cut_in_line = True
+                else:
+                    lines += 1
+                    eof = True
+                break
+        more = cut_in_line or (not eof and f.read(1) != "")
+    return _ReadOut("".join(parts), lines, cut_in_line, more, skipped)
+
+
+async def _file_read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await asyncio.to_thread(_file_read_sync, args, ctx)
+
+
+def _file_read_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    rel = args["path"]
+    offset = max(0, int(args.get("offset") or 0))
+    limit = args.get("limit")
+    limit = None if limit is None else max(1, int(limit))
+    target = resolve_in_workspace(ctx.workspace, rel)
+    root = resolve_in_workspace(ctx.workspace, ".")
+    shown = _shown(root, target)
+    if not target.exists():
+        return ToolResult.error(
+            f"no such file: {rel!r}; call file_list to see what exists"
+        )
+    if target.is_dir():
+        return ToolResult.error(
+            f"{shown!r} is a folder, not a file; call file_list with path={shown!r}"
+        )
+    if not target.is_file():
+        return ToolResult.error(f"{shown!r} is not a regular file")
+    size = target.stat().st_size
+    if _sniff_binary(target):
+        return ToolResult.error(
+            f"{shown!r} looks like a binary file ({size:,} bytes); file_read reads text only"
+        )
+
+    out = _read_text(target, offset, limit)
+    data = {
+        "path": shown,
+        "size": size,
+        "offset": offset,
+        "lines": out.lines,
+        "truncated": out.more,
+    }
+    text = out.text
+    if not text:
+        if offset == 0:
+            return ToolResult(content=f"({shown} is empty)", data=data)
+        return ToolResult(
+            content=f"(offset {offset} is at or past the end: {shown} has {out.skipped} lines)",
+            data=data,
+        )
+    if not out.more:
+        return ToolResult(content=text, data=data)
+
+    first = offset + 1
+    if out.cut_in_line:
+        last = offset + out.lines + 1
+        note = (
+            f"[truncated: the {MAX_READ_CHARS:,}-character cap fell inside line {last}; showed lines "
+            f"{first}-{last} (the last one partly). Continue with file_read offset={last} to read from "
+            f"line {last + 1}]"
+        )
+    else:
+        last = offset + out.lines
+        why = (
+            "limit reached"
+            if limit is not None and out.lines >= limit
+            else f"{MAX_READ_CHARS:,}-character cap"
+        )
+        note = (
+            f"[truncated ({why}): showed lines {first}-{last} of {shown} ({size:,} bytes); more follow. "
+            f"Continue with file_read offset={last}]"
+        )
+    sep = "" if text.endswith("\n") else "\n"
+    return ToolResult(content=f"{text}{sep}{note}", data=data)
+
+
+def make_file_read() -> Tool:
+    return Tool(
+        name="file_read",
+        description=(
+            "Read a UTF-8 text file from the workspace. Paths are relative to the workspace root. "
+            f"Returns at most {MAX_READ_CHARS:,} characters; use offset/limit (in lines) to page "
+            "through larger files. Binary files are refused."
+        ),
+        parameters=FILE_READ_PARAMETERS,
+        run=_guarded("file_read", _file_read),
+    )
+
+
+# --------------------------------------------------------------------------- file_list
+
+FILE_LIST_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "default": ".",
+            "description": "Folder relative to the workspace root; '.' or '' is the root.",
+        },
+        "recursive": {
+            "type": "boolean",
+            "default": False,
+            "description": "List sub-folders too (skips .git and __pycache__).",
+        },
+        "max_entries": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LIST_ENTRIES,
+            "default": DEFAULT_LIST_ENTRIES,
+            "description": "Stop after this many entries.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
+    if entry.is_symlink():
+        # Not followed: the target may be outside the workspace, and following could loop.
+        try:
+            target = os.readlink(entry.path)
+        except OSError:
+            target = "?"
+        return {"path": rel, "type": "symlink", "target": target, "size": None}
+    if entry.is_dir(follow_symlinks=False):
+        return {"path": rel, "type": "dir", "size": None}
+    try:
+        size = entry.stat(follow_symlinks=False).st_size
+    except OSError:
+        size = None
+    kind = "file" if entry.is_file(follow_symlinks=False) else "other"
+    return {"path": rel, "type": kind, "size": size}
+
+
+def _scan(
+    folder: Path,
+    prefix: str,
+    recursive: bool,
+    out: list[dict[str, Any]],
+    cap: int,
+    notes: list[str],
+) -> bool:
+    """Append entries in sorted order (a folder's contents right after it); True when capped."""
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        notes.append(f"[cannot list {prefix or '.'}: {exc.strerror or exc}]")
+        return False
+    for entry in entries:
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if recursive and is_dir and entry.name in SKIP_DIRS:
+            continue
+        if len(out) >= cap:
+            return True
+        rel = f"{prefix}{entry.name}"
+        out.append(_entry(entry, rel))
+        if (
+            recursive
+            and is_dir
+            and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes)
+        ):
+            return True
+    return False
+
+
+def _format_entry(e: dict[str, Any]) -> str:
+    if e["type"] == "dir":
+        return f"{e['path']}/"
+    if e["type"] == "symlink":
+        return f"{e['path']} -> {e['target']}  (symlink)"
+    size = "" if e["size"] is None else f"  ({e['size']:,} bytes)"
+    other = "  (special file)" if e["type"] == "other" else ""
+    return f"{e['path']}{size}{other}"
+
+
+async def _file_list(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await asyncio.to_thread(_file_list_sync, args, ctx)
+
+
+def _file_list_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    rel = args.get("path", ".")
+    recursive = bool(args.get("recursive", False))
+    cap = min(
+        MAX_LIST_ENTRIES, max(1, int(args.get("max_entries") or DEFAULT_LIST_ENTRIES))
+    )
+    target = resolve_in_workspace(ctx.workspace, rel)
+    root = resolve_in_workspace(ctx.workspace, ".")
+    shown = _shown(root, target)
+    if not target.exists():
+        return ToolResult.error(
+            f"no such folder: {rel!r}; call file_list with path='.' to see the workspace root"
+        )
+    if not target.is_dir():
+        return ToolResult.error(
+            f"{shown!r} is a file, not a folder; call file_read with path={shown!r}"
+        )
+
+    entries: list[dict[str, Any]] = []
+    notes: list[str] = []
+    capped = _scan(target, "", recursive, entries, cap, notes)
+    mode = ", recursive, skipping .git and __pycache__" if recursive else ""
+    label = "." if shown == "." else f"{shown}/"
+    lines = [f"Contents of {label} ({len(entries)} entries{mode}):"]
+    lines += [_format_entry(e) for e in entries] or ["(empty folder)"]
+    lines += notes
+    if capped:
+        lines.append(
+            f"[capped at {cap} entries; more exist. List a sub-folder, or raise max_entries (up to {MAX_LIST_ENTRIES})]"
+        )
+    return ToolResult(
+        content="\n".join(lines),
+        data={"path": shown, "entries": entries, "capped": capped},
+    )
+
+
+def make_file_list() -> Tool:
+    return Tool(
+        name="file_list",
+        description=(
+            "List a folder of the workspace: sorted entries, folders end with '/', files show their size. "
+            "Set recursive=true to include sub-folders."
+        ),
+        parameters=FILE_LIST_PARAMETERS,
+        run=_guarded("file_list", _file_list),
+    )
+
+
+# --------------------------------------------------------------------------- file_write
+
+FILE_WRITE_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {
+            "type": "string",
+            "description": "File path relative to the workspace root; parent folders are created.",
+        },
+        "content": {"type": "string", "description": "Text to write (UTF-8)."},
+        "append": {
+            "type": "boolean",
+            "default": False,
+            "description": "Append to the file instead of replacing it.",
+        },
+    },
+    "required": ["path", "content"],
+    "additionalProperties": False,
+}
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, os.replace, fsync the folder: readers never see half a file."""
+    folder = path.parent
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        mode = None
+    # A short fixed-shape name: "<name>.tmp" could exceed NAME_MAX for long file names.
+    tmp = folder / f".vance-{secrets.token_hex(6)}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    # New files get the umask's default mode; an existing file's mode is restored below.
+    fd = os.open(tmp, flags, 0o666 if mode is None else mode)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if (
+            mode is not None
+        ):  # the umask may have narrowed the existing file's permissions
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with suppress(OSError):  # the rename is durable only once the folder is synced
+        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+async def _file_write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    return await asyncio.to_thread(_file_write_sync, args, ctx)
+
+
+def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    rel = args["path"]
+    content: str = args["content"]
+    append = bool(args.get("append", False))
+    target = resolve_in_workspace(ctx.workspace, rel)
+    root = resolve_in_workspace(ctx.workspace, ".")
+    if target == root:
+        return ToolResult.error("file_write needs a file path, not the workspace root")
+    shown = _shown(root, target)
+    if target.is_dir():
+        return ToolResult.error(f"{shown!r} is a folder; choose a file path inside it")
+    if target.exists() and not target.is_file():
+        return ToolResult.error(f"{shown!r} is not a regular file")
+    # `target` is fully resolved and inside the root, so every missing parent is a plain name in it.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    new = content.encode("utf-8")
+    existed = target.exists()
+    old = target.read_bytes() if append and existed else b""
+    _atomic_write_bytes(target, old + new)
+    total = len(old) + len(new)
+    if append and existed:
+        text = f"appended {len(new):,} bytes to {shown} (now {total:,} bytes)"
+    else:
+        text = f"{'replaced' if existed else 'created'} {shown} ({total:,} bytes)"
+    return ToolResult(
+        content=text, data={"path": shown, "bytes": total, "created": not existed}
+    )
+
+
+def make_file_write() -> Tool:
+    return Tool(
+        name="file_write",
+        description=(
+            "Write a UTF-8 text file in the workspace (replaces it, or appends with append=true). "
+            "Missing parent folders are created. The write is atomic."
+        ),
+        parameters=FILE_WRITE_PARAMETERS,
+        run=_guarded("file_write", _file_write),
+    )
+
+
+# --------------------------------------------------------------------------- exec_run
+
+EXEC_RUN_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Shell command, run with bash -c.",
+        },
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": MAX_TIMEOUT,
+            "default": DEFAULT_TIMEOUT,
+            "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
+        },
+        "cwd": {
+            "type": "string",
+            "description": "Working folder relative to the workspace root (default: the root).",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY")
+_SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GEMINI_")
+_SECRET_NAMES = frozenset(
+    {
+        "VANCE_API_KEY",
+        "GOOGLE_API_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "HF_TOKEN",
+    }
+)
+
+
+def is_secret_env_name(name: str) -> bool:
+    """Whether a variable looks like a provider credential the child must not see."""
+    up = name.upper()
+    return (
+        up in _SECRET_NAMES
+        or up.endswith(_SECRET_SUFFIXES)
+        or up.startswith(_SECRET_PREFIXES)
+        or (up.startswith("AZURE_") and "KEY" in up)
+    )
+
+
+def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: ours minus provider credentials (PATH, HOME etc. kept)."""
+    source = os.environ if environ is None else environ
+    return {k: v for k, v in source.items() if not is_secret_env_name(k)}
+
+
+class _HeadTail:
+    """Keeps the first third and the last two thirds of a stream within `cap` characters.
+
+    The tail gets more room because errors and summaries come at the end of build output.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head_cap = cap // 3
+        self.tail_cap = cap - self.head_cap
+        self.head = ""
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.head_cap:
+            take = self.head_cap - len(self.head)
+            self.head += text[:take]
+            text = text[take:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            # Compact now and then, not per chunk.
+            if self._tail_len > 2 * self.tail_cap:
+                kept = "".join(self._tail)[-self.tail_cap :]
+                self._tail = [kept]
+                self._tail_len = len(kept)
+
+    @property
+    def cut(self) -> int:
+        return max(0, self.total - self.cap)
+
+    def text(self) -> str:
+        tail = "".join(self._tail)
+        if self.total <= self.cap:
+            return self.head + tail
+        return (
+            f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
+        )
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    """Gathers stdout+stderr and signals process exit and pipe close separately.
+
+    Separately because a background child can hold the pipe open after the shell exits; in
+    Python 3.11 `Process.wait()` waits for the pipes too and would hang until the timeout.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, buf: _HeadTail) -> None:
+        self.buf = buf
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.buf.add(self._decoder.decode(data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.closed.done():
+            self.buf.add(self._decoder.decode(b"", final=True))
+            self.closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for fut in (self.exited, self.closed):
+            if not fut.done():
+                fut.set_result(None)
+
+
+def _kill_group(pgid: int | None) -> None:
+    if pgid is None:
+        return
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def _wait(fut: asyncio.Future[None], seconds: float) -> bool:
+    """Wait for `fut` up to `seconds` without cancelling it; True when it finished."""
+    try:
+        await asyncio.wait_for(asyncio.shield(fut), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "exit code: unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"exit code: {code} (killed by {name})"
+    return f"exit code: {code}"
+
+
+async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    command: str = args["command"]
+    timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
+    if not 0 < timeout <= MAX_TIMEOUT:
+        return ToolResult.error(
+            f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds"
+        )
+    cwd_rel = args.get("cwd") or "."
+    cwd = resolve_in_workspace(ctx.workspace, cwd_rel)
+    if not cwd.is_dir():
+        return ToolResult.error(
+            f"cwd {cwd_rel!r} is not an existing folder in the workspace; call file_list"
+        )
+
+    loop = asyncio.get_running_loop()
+    buf = _HeadTail(MAX_OUTPUT_CHARS)
+    transport, proto = await loop.subprocess_shell(
+        lambda: _Collector(loop, buf),
+        command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=str(cwd),
+        env=scrubbed_env(),
+        start_new_session=True,  # own process group (and no controlling terminal): killable as a whole
+        executable=shutil.which("bash") or "/bin/sh",
+    )
+    pgid = transport.get_pid()
+    timed_out = False
+    stragglers = False
+    try:
+        if not await _wait(proto.exited, timeout):
+            timed_out = True
+            _kill_group(pgid)
+            await _wait(proto.exited, 5.0)
+        # The pipe closes when every holder is gone; background children may still hold it.
+        if not await _wait(proto.closed, DRAIN_GRACE):
+            stragglers = not timed_out
+            _kill_group(pgid)
+            # A holder that left our group (setsid) cannot be killed from here; stop waiting for it.
+            await _wait(proto.closed, DRAIN_GRACE)
+    finally:
+        # Cancelled while running: leave nothing behind.
+        if transport.get_returncode() is None:
+            _kill_group(pgid)
+        transport.close()
+
+    code = transport.get_returncode()
+    output = buf.text()
+    data = {
+        "exit_code": code,
+        "timed_out": timed_out,
+        "output_chars": buf.total,
+        "cut_chars": buf.cut,
+    }
+    if timed_out:
+        result = ToolResult.error(
+            f"command timed out after {timeout:g} s and its process group was killed "
+            f"(raise timeout, max {MAX_TIMEOUT:g} s, or split the work). Output so far:\n"
+            + (output or "(no output)")
+        )
+        result.data = data
+        return result
+    lines = [_describe_exit(code), output if output else "(no output)"]
+    if stragglers:
+        lines.append(
+            f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
+        )
+    return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
+
+
+def make_exec_run() -> Tool:
+    return Tool(
+        name="exec_run",
+        description=(
+            "Run a shell command (bash -c) in the workspace and return its exit code and combined "
+            f"stdout+stderr (capped at {MAX_OUTPUT_CHARS:,} characters: the start and the end are kept). "
+            f"stdin is empty; the command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT:g}). "
+            "Provider API keys are not in its environment."
+        ),
+        parameters=EXEC_RUN_PARAMETERS,
+        run=_guarded("exec_run", _exec_run),
+    )
+
+
+FACTORIES: dict[str, Callable[[], Tool]] = {
+    "file_read": make_file_read,
+    "file_list": make_file_list,
+    "file_write": make_file_write,
+    "exec_run": make_exec_run,
+}
