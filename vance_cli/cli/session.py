@@ -36,7 +36,7 @@ class ChatSession:
 
     def one_turn(self, text: str) -> None:
         with self.runtime.session(self.pid) as process:
-            self.runtime.send(process, text)
+            self.runtime.send(process, text, save=False)
             asyncio.run(self._drive_and_close(process))
             if not self.json_out:
                 err(f"[{process.id} {process.status.value}]")
@@ -64,7 +64,7 @@ class ChatSession:
                     break
                 if not line.strip():
                     continue
-                self.runtime.send(process, line.rstrip("\n"))
+                self.runtime.send(process, line.rstrip("\n"), save=False)
                 await self.runtime.drive(process, model_override=self.model)
                 self.model = None
         finally:

@@ -93,6 +93,21 @@ class FordEngine:
 
     def __init__(self, deps: EngineDeps) -> None:
         self.deps = deps
+        # Messages, status changes and journal lines describe state: they are emitted only once
+        # that state is on disk, so a reader never sees what a crash could take back.
+        self._outbox: list = []
+
+    def _emit(self, event) -> None:
+        self._outbox.append(event)
+
+    def _persist(self, process: Process) -> None:
+        self.deps.persist(process)
+        self.flush_events()
+
+    def flush_events(self) -> None:
+        events, self._outbox = self._outbox, []
+        for event in events:
+            self.deps.bus.emit(event)
 
     # --- the public entry point -------------------------------------------------------------
 
@@ -119,7 +134,7 @@ class FordEngine:
         turn = TurnState(open=True)
         turn.store(process)
         self._set_status(process, Status.RUNNING)
-        self.deps.persist(process)
+        self._persist(process)
 
     async def run_turn(self, process: Process) -> None:
         recipe = Recipe.model_validate(process.recipe)
@@ -141,11 +156,16 @@ class FordEngine:
                         "Tell me how to continue, or narrow the request.",
                         reason="maxToolIterations reached",
                     )
-                    break
-                completion = await self._call_model(process, recipe, tools, turn)
-                self._handle_completion(process, recipe, tools, turn, completion)
+                else:
+                    completion = await self._call_model(process, recipe, tools, turn)
+                    self._handle_completion(process, recipe, tools, turn, completion)
+                    pending = _pending_calls(process.history)
+                    if pending is not None and all(c.name == RESPOND for c in pending[0].tool_calls):
+                        # respond has no effect outside the process: decide it in the same save as
+                        # the reply that carries it (one fsync per plain turn instead of two)
+                        await self._handle_calls(process, recipe, tools, turn, *pending)
             turn.store(process)
-            self.deps.persist(process)
+            self._persist(process)
 
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
         turn.iterations += 1
@@ -239,7 +259,7 @@ class FordEngine:
                 turn.max_tool_chars = max(turn.max_tool_chars, len(result.content))
             self._append_result(process, call, result)
             turn.store(process)
-            self.deps.persist(process)
+            self._persist(process)
         if others or len(responds) > 1:
             for call in responds:
                 if call.id not in done_ids:
@@ -328,7 +348,7 @@ class FordEngine:
     def _deliver(self, process: Process, turn: TurnState, message: str, *, awaiting: bool) -> None:
         turn.open = False
         turn.store(process)
-        self.deps.bus.emit(MessageEvent(process.id, message, awaiting_user_input=awaiting))
+        self._emit(MessageEvent(process.id, message, awaiting_user_input=awaiting))
         if awaiting:
             self._set_status(process, Status.BLOCKED, "awaiting user input")
         else:
@@ -339,17 +359,17 @@ class FordEngine:
         self._journal(process, f"turn ended: {reason}", "error")
         turn.open = False
         turn.store(process)
-        self.deps.bus.emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
+        self._emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
         self._set_status(process, Status.BLOCKED, reason)
 
     def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
         old = process.status
         process.transition(new, reason)
         if old != new:
-            self.deps.bus.emit(StatusChanged(process.id, old.value, new.value, reason))
+            self._emit(StatusChanged(process.id, old.value, new.value, reason))
 
     def _journal(self, process: Process, text: str, level: str = "info") -> None:
-        self.deps.bus.emit(JournalEvent(process.id, text, level))
+        self._emit(JournalEvent(process.id, text, level))
 
 
 def _pending_calls(history: list[Message]) -> tuple[Message, set[str]] | None:

@@ -47,6 +47,7 @@ class Runtime:
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
+        self._tools = None
 
     def model(self, name: str) -> ChatModel:
         if name not in self._models:
@@ -109,11 +110,20 @@ class Runtime:
 
     # --- driving ----------------------------------------------------------------------------
 
-    def send(self, process: Process, text: str, *, kind: str = "user", sender: str | None = None) -> None:
+    def send(
+        self, process: Process, text: str, *, kind: str = "user", sender: str | None = None, save: bool = True
+    ) -> None:
+        """Put a message in the process's inbox.
+
+        ``save=False`` is for a caller that drives the process right away: the engine's first
+        save (inbox taken into the history) then records the message too, one fsync instead of
+        two; a crash before it is the same as a crash before the person pressed Enter.
+        """
         process.inbox.append(InboxItem(kind=kind, sender=sender, content=text))
         if not process.title and kind == "user":
             process.title = " ".join(text.split())[:60]
-        self.store.save(process)
+        if save:
+            self.store.save(process)
 
     async def drive(self, process: Process, *, model_override: str | None = None) -> None:
         """Run the engine until the process waits for a person or has nothing left to do."""
@@ -126,9 +136,11 @@ class Runtime:
         if process.status in (Status.DONE,):
             raise UsageError(f"process {process.id} is DONE", hint="start a new one")
         model = self.model(process.model or self.settings.resolve_model(None))
+        if self._tools is None:
+            self._tools = builtin_registry()
         deps = EngineDeps(
             model=model,
-            tools=builtin_registry(),
+            tools=self._tools,
             bus=self.bus,
             persist=self.store.save,
             tool_context=ToolContext(
@@ -141,12 +153,13 @@ class Runtime:
         try:
             await engine.run(process)
         except ModelError as exc:
+            engine.flush_events()
             self._stop(process, Status.FAILED, f"model call failed: {exc.message}")
             raise
         except (KeyboardInterrupt, _Cancelled):
+            engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
-        self.store.save(process)
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition

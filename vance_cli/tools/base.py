@@ -53,9 +53,11 @@ class Tool:
 
     def validate(self, arguments: dict[str, Any]) -> list[str]:
         """Problems with the arguments, one line each (empty when valid)."""
-        from jsonschema import Draft202012Validator
+        validator = self.__dict__.get("_validator")
+        if validator is None:
+            from jsonschema import Draft202012Validator
 
-        validator = Draft202012Validator(self.parameters)
+            validator = self.__dict__["_validator"] = Draft202012Validator(self.parameters)
         problems = []
         for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
             where = "/".join(str(p) for p in err.path) or "(arguments)"
@@ -82,9 +84,11 @@ class Tool:
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Callable[[], Tool]] = {}
+        self._instances: dict[str, Tool] = {}
 
     def register(self, name: str, factory: Callable[[], Tool]) -> None:
         self._tools[name] = factory
+        self._instances.pop(name, None)
 
     def names(self) -> list[str]:
         return sorted(self._tools)
@@ -93,7 +97,10 @@ class ToolRegistry:
         return name in self._tools
 
     def get(self, name: str) -> Tool:
-        return self._tools[name]()
+        """The tool, built once per registry (tools are stateless; their validators are cached)."""
+        if name not in self._instances:
+            self._instances[name] = self._tools[name]()
+        return self._instances[name]
 
 
 def builtin_registry() -> ToolRegistry:
