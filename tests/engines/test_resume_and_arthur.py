@@ -112,3 +112,54 @@ def test_transport_failure_leaves_the_process_failed_and_resumable(tmp_path):
     done = rt.store.load(process.id)
     assert done.status == Status.BLOCKED
     assert done.history[-1].content == "delivered"
+
+
+def test_a_model_without_tool_calling_takes_the_legacy_path(tmp_path):
+    from vance_cli.engines.arthur import engine_class
+    from vance_cli.engines.ford import EngineDeps
+    from vance_cli.llm.base import Capabilities
+    from vance_cli.llm.scripted import ScriptedModel
+    from vance_cli.store.files import ProcessStore
+    from vance_cli.tools.base import ToolContext, builtin_registry
+
+    store = ProcessStore(tmp_path / "p")
+    snap = recipe()
+    process = Process(engine="ford", recipe=snap, recipe_name="t", workspace=str(tmp_path))
+    process.inbox.append(InboxItem(content="hi"))
+    store.create(process)
+    model = ScriptedModel(["plain answer"], capabilities=Capabilities(tools=False))
+    deps = EngineDeps(model=model, tools=builtin_registry(), bus=EventBus(), persist=store.save,
+                      tool_context=ToolContext(workspace=tmp_path))
+    asyncio.run(engine_class("ford")(deps).run(process))
+    assert model.requests[0].tools == []
+    assert len(model.requests) == 1  # no VALIDATION CHECK: without tools there is no respond to demand
+    assert process.history[-1].content == "plain answer" and process.status == Status.BLOCKED
+
+
+def test_ctrl_c_mid_turn_suspends_and_resume_continues(tmp_path):
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.runtime.runner import Runtime
+
+    scopes = Scopes.discover(cwd=tmp_path)
+    settings = Settings.load(scopes, env={"VANCE_MODEL": "scripted:none"})
+    state = {"interrupt": True}
+
+    def fn(request):
+        if state["interrupt"]:
+            raise KeyboardInterrupt
+        return respond("resumed")
+
+    rt = Runtime(scopes, settings, model_factory=lambda m, s: FunctionModel(fn))
+    process = rt.new_process("ford", model="openai/x")
+    with rt.session(process.id) as p:
+        rt.send(p, "hello", save=False)
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(rt.drive(p))
+    suspended = rt.store.load(process.id)
+    assert suspended.status == Status.SUSPENDED
+    assert [m.content for m in suspended.history] == ["hello"]
+    state["interrupt"] = False
+    with rt.session(process.id) as p:
+        asyncio.run(rt.drive(p))
+    assert rt.store.load(process.id).status == Status.BLOCKED

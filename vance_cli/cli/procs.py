@@ -36,14 +36,17 @@ def register(app: typer.Typer) -> None:
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = load_context()
-        processes, corrupt = ProcessStore.for_scopes(scopes).list()
+        store = ProcessStore.for_scopes(scopes)
+        processes, corrupt = store.list()
         for path, reason in corrupt:
             err(f"warning: unreadable process file {path} (kept untouched): {reason}")
         if not all_:
             processes = [p for p in processes if p.status.value != "DONE"]
+        # RUNNING on disk with nobody holding the lock: the vance that drove it was killed.
+        stale = {p.id for p in processes if p.status.value == "RUNNING" and store.holder(p.id) is None}
         if json_out:
             for p in processes:
-                emit_json(_row(p))
+                emit_json({**_row(p), "interrupted": p.id in stale})
             return
         if not processes:
             err("no processes yet; start one with: vance chat")
@@ -51,10 +54,13 @@ def register(app: typer.Typer) -> None:
         header = f"{'ID':<23} {'ENGINE':<7} {'RECIPE':<10} {'STATUS':<9} {'UPDATED':<19} TITLE"
         typer.echo(header)
         for p in processes:
+            status = p.status.value + ("*" if p.id in stale else "")
             typer.echo(
-                f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {p.status.value:<9} "
+                f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
             )
+        if stale:
+            err("* interrupted mid-turn (no vance holds it): continue with `vance chat --resume ID`")
 
     @app.command()
     def show(

@@ -139,6 +139,11 @@ class FordEngine:
     async def run_turn(self, process: Process) -> None:
         recipe = Recipe.model_validate(process.recipe)
         tools = {name: self.deps.tools.get(name) for name in recipe.tool_names()}
+        caps = getattr(self.deps.model, "capabilities", None)
+        if tools and caps is not None and not caps.tools:
+            # A model configured without tool calling can only answer in text: the legacy path.
+            self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")
+            tools = {}
         turn = TurnState.of(process)
         if process.status != Status.RUNNING:
             self._set_status(process, Status.RUNNING)

@@ -1,0 +1,48 @@
+"""kill -9 in the middle of a turn loses nothing: `--resume` finishes the turn."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from tests.cli.helpers import REPO, json_lines, vance
+
+
+def test_killed_mid_turn_resumes_and_finishes(fake_openai, vance_home):
+    fake_openai.enqueue(text="slow...", delay=30)  # the model is still thinking when we kill vance
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "VANCE_MODEL": "openai/some-model",
+        "VANCE_API_BASE": fake_openai.url,
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "chat", "-p", "remember me"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not fake_openai.requests and time.time() < deadline:
+        time.sleep(0.05)
+    assert fake_openai.requests, "vance never reached the model"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    rows = json_lines(vance("ps", "--json", env=env).stdout)
+    assert len(rows) == 1 and rows[0]["status"] == "RUNNING"
+    assert rows[0]["interrupted"] is True
+    assert "interrupted mid-turn" in vance("ps", env=env).stderr
+    pid = rows[0]["id"]
+    on_disk = json.loads((vance_home / "processes" / f"{pid}.json").read_text())
+    assert [m["content"] for m in on_disk["history"]] == ["remember me"]
+    assert not [p for p in (vance_home / "processes").iterdir() if p.name.endswith(".tmp")]
+
+    fake_openai.reset()
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "I remember: remember me"})])
+    r = vance("chat", "--resume", pid, "--plain", env=env, input="")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "I remember: remember me\n"
+    # the resumed call carried the original message: nothing was lost
+    assert fake_openai.requests[0]["messages"][-1] == {"role": "user", "content": "remember me"}
+    assert json_lines(vance("ps", "--json", env=env).stdout)[0]["status"] == "BLOCKED"
