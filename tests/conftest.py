@@ -30,4 +30,4 @@ def vance_home(tmp_path, monkeypatch):
     return home
 
 
-from tests.fakeserver import fake_openai  # noqa: E402,F401  (fixture)
+from tests.fakeserver import fake_openai  # noqa: F401  (fixture)

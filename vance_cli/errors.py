@@ -12,7 +12,8 @@ Hierarchy::
     ├── ModelError                   the model call failed for good
     │   ├── TransportError           5xx / 429 / timeout / connection, after retries
     │   └── ModelRequestsForbidden   the test switch is on
-    └── InvalidTransition            a status change the table forbids
+    ├── InvalidTransition            a status change the table forbids
+    └── InvalidSchema                not a Draft 2020-12 JSON Schema
 
 Foreign exceptions (httpx, litellm, yaml, pydantic) are translated where they enter, with
 ``raise ... from exc``, so the CLI only ever sees these.
@@ -95,3 +96,7 @@ class ModelRequestsForbidden(ModelError):
 
 class InvalidTransition(VanceError):
     pass
+
+
+class InvalidSchema(VanceError):
+    """A schema that is not a valid Draft 2020-12 JSON Schema (checked before any model call)."""

@@ -96,6 +96,7 @@ def test_a_second_vance_on_a_locked_process_names_the_holder(tmp_path):
     pid = json_lines(r.stdout)[0]["process_id"]
     # hold the lock from another process, as a running `vance chat --resume` would
     import os
+
     from tests.cli.helpers import REPO
 
     holder = subprocess.Popen(

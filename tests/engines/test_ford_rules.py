@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from vance_cli.engines.ford import EMPTY_REPLY_CORRECTION, MIXED_RESPOND_ERROR, NO_TOOL_CALL_CORRECTION
-from vance_cli.store.process import Status
-
 from tests.engines.harness import call, recipe, respond, run_engine
+from vance_cli.engines.ford import (
+    EMPTY_REPLY_CORRECTION,
+    MIXED_RESPOND_ERROR,
+    NO_TOOL_CALL_CORRECTION,
+)
+from vance_cli.store.process import Status
 
 
 def test_respond_alone_blocks_and_delivers_the_message(tmp_path):

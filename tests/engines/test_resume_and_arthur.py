@@ -6,13 +6,12 @@ import asyncio
 
 import pytest
 
+from tests.engines.harness import recipe, respond, run_engine
 from vance_cli.errors import TransportError
 from vance_cli.events import EventBus
 from vance_cli.llm.base import Message, ToolCall
 from vance_cli.llm.scripted import FunctionModel
 from vance_cli.store.process import InboxItem, Process, Status
-
-from tests.engines.harness import call, recipe, respond, run_engine
 
 
 def test_resume_runs_a_recorded_call_whose_result_never_reached_disk(tmp_path):

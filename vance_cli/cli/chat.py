@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
@@ -11,10 +10,10 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command()
     def chat(
-        prompt: Optional[str] = typer.Option(None, "-p", "--prompt", help="Run one headless turn with TEXT ('-' reads stdin); the respond message goes to stdout."),
+        prompt: str | None = typer.Option(None, "-p", "--prompt", help="Run one headless turn with TEXT ('-' reads stdin); the respond message goes to stdout."),
         recipe: str = typer.Option("arthur", "--recipe", "-r", help="Recipe name (project → user → bundled)."),
-        model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
-        resume: Optional[str] = typer.Option(None, "--resume", help="Continue the process with this id (or unique prefix)."),
+        model: str | None = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
+        resume: str | None = typer.Option(None, "--resume", help="Continue the process with this id (or unique prefix)."),
         continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the most recent chat process."),
         plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
         json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from vance_cli.config.settings import Settings
 
 
-def load_context(overrides: dict[str, Any] | None = None) -> tuple["Scopes", "Settings"]:
+def load_context(overrides: dict[str, Any] | None = None) -> tuple[Scopes, Settings]:
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
 

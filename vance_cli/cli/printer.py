@@ -6,7 +6,13 @@ import json
 import sys
 from typing import TextIO
 
-from vance_cli.events import Event, JournalEvent, MessageEvent, ToolFinished, ToolStarted
+from vance_cli.events import (
+    Event,
+    JournalEvent,
+    MessageEvent,
+    ToolFinished,
+    ToolStarted,
+)
 
 
 class HeadlessPrinter:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 recipes_app = typer.Typer(help="List, show and validate recipes (project → user → bundled).", no_args_is_help=True)
@@ -41,7 +39,7 @@ def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
 
 
 @recipes_app.command("validate")
-def validate(targets: Optional[List[str]] = typer.Argument(None, help="Recipe files or names; none = every recipe in the cascade.")) -> None:
+def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files or names; none = every recipe in the cascade.")) -> None:
     """Validate recipes fail-fast; exit 1 when any is invalid."""
     from pathlib import Path
 

@@ -20,7 +20,7 @@ class ChatSession:
     created: bool
 
     @classmethod
-    def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> "ChatSession":
+    def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> ChatSession:
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings)
         pid = runtime.find(resume=resume, continue_last=continue_last)

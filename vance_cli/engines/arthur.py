@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from vance_cli.engines.ford import FordEngine
+from vance_cli.errors import InvalidTransition
 from vance_cli.store.process import Process, Status
 
 
 class ArthurEngine(FordEngine):
+    """Ford's ``run`` already drains the inbox turn after turn until the hub waits for the person
+    (BLOCKED) or has nothing left to do (READY, empty inbox); Arthur adds the rule that a hub
+    never finishes."""
+
     name = "arthur"
 
-    async def run(self, process: Process) -> None:
-        # The drain loop: every pending inbox message is taken in, turn after turn, until the
-        # hub waits for the person (BLOCKED) or has nothing left to do (READY, empty inbox).
-        await super().run(process)
-        assert process.status != Status.DONE, "Arthur is never DONE"
+    def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
+        if new == Status.DONE:
+            raise InvalidTransition(f"process {process.id}: an Arthur chat hub is never DONE")
+        super()._set_status(process, new, reason)
 
 
 def engine_class(name: str) -> type[FordEngine]:

@@ -22,11 +22,20 @@ Rules, in the spec's terms:
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.events import EventBus, JournalEvent, MessageEvent, StatusChanged, ToolFinished, ToolStarted, UsageEvent
+from vance_cli.events import (
+    EventBus,
+    JournalEvent,
+    MessageEvent,
+    StatusChanged,
+    ToolFinished,
+    ToolStarted,
+    UsageEvent,
+)
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
@@ -68,7 +77,7 @@ class TurnState:
     max_tool_chars: int = 0
 
     @classmethod
-    def of(cls, process: Process) -> "TurnState":
+    def of(cls, process: Process) -> TurnState:
         raw = process.engine_params.get("turn") or {}
         return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 

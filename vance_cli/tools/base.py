@@ -7,9 +7,10 @@ goes back to the model as the tool message.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.llm.base import ToolSpec
 
@@ -22,7 +23,7 @@ class ToolContext:
     """What a tool may touch: the process's workspace folder and the settings."""
 
     workspace: Path
-    settings: "Settings | None" = None
+    settings: Settings | None = None
     process_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -34,7 +35,7 @@ class ToolResult:
     data: Any = None
 
     @classmethod
-    def error(cls, message: str) -> "ToolResult":
+    def error(cls, message: str) -> ToolResult:
         return cls(content=f"ERROR: {message}", ok=False)
 
 

@@ -1,0 +1,262 @@
+"""`vance structure` and `vance schemas` through a throwaway Typer app (CliRunner) and the local server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from vance_cli.cli import schemas_cmd, structure_cmd
+
+INLINE = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "priority": {"type": "integer", "maximum": 5}},
+    "required": ["name", "priority"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+def cli():
+    app = typer.Typer()
+    structure_cmd.register(app)
+    schemas_cmd.register(app)
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None, env: dict | None = None):
+        return runner.invoke(app, list(args), input=input, env=env)
+
+    return invoke
+
+
+@pytest.fixture
+def served(fake_openai, monkeypatch):
+    """The CLI's model is the local fake server, reached through the real factory and transport."""
+    monkeypatch.setenv("VANCE_MODEL", "openai/test-model")
+    monkeypatch.setenv("VANCE_API_BASE", fake_openai.url)
+    monkeypatch.setenv("VANCE_API_KEY", "test")
+    return fake_openai
+
+
+def reply(server, data=None, need=None, raw=None):
+    server.enqueue(text=raw if raw is not None else json.dumps({"result": data, "_need": need}))
+
+
+# -- bad input (no model needed) -----------------------------------------------------------------
+
+
+def test_empty_prompt_is_a_usage_error(cli):
+    result = cli("structure", "   ", "--schema", json.dumps(INLINE))
+    assert result.exit_code == 2 and "the prompt is empty" in result.stderr and "Traceback" not in result.output
+
+
+def test_empty_stdin_is_a_usage_error(cli):
+    result = cli("structure", "-", "--schema", json.dumps(INLINE), input="")
+    assert result.exit_code == 2 and "the prompt is empty" in result.stderr
+
+
+def test_invalid_inline_schema_exits_1(cli):
+    result = cli("structure", "text", "--schema", '{"type": "strin"}')
+    assert result.exit_code == 1 and "not a valid JSON Schema" in result.stderr
+
+
+def test_unreadable_schema_file_exits_1(cli, tmp_path):
+    result = cli("structure", "text", "--schema", "missing/schema.json")
+    assert result.exit_code == 1 and "does not exist" in result.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    result = cli("structure", "text", "--schema", str(bad))
+    assert result.exit_code == 1 and "is not valid JSON" in result.stderr
+
+
+def test_max_loops_range_and_mode_are_checked(cli):
+    result = cli("structure", "t", "--schema", "{}", "--max-loops", "11")
+    assert result.exit_code == 2 and "--max-loops must be between 1 and 10" in result.stderr
+    result = cli("structure", "t", "--schema", "{}", "--mode", "yaml")
+    assert result.exit_code == 2 and "unknown --mode" in result.stderr
+
+
+def test_unknown_named_schema_exits_1_listing_names(cli):
+    result = cli("structure", "t", "--schema", "nope", "--mode", "named")
+    assert result.exit_code == 1 and "available:" in result.stderr and "user-action-record" in result.stderr
+
+
+def test_no_model_configured_names_the_fix(cli):
+    result = cli("structure", "t", "--schema", json.dumps(INLINE))
+    assert result.exit_code == 1 and "no model configured" in result.stderr and "VANCE_MODEL" in result.stderr
+
+
+# -- through the local OpenAI-compatible server --------------------------------------------------
+
+
+def test_ok_prints_the_data_and_exits_0(cli, served):
+    reply(served, {"name": "fix", "priority": 2})
+    result = cli("structure", "fix the build, prio 2", "--schema", json.dumps(INLINE))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"name": "fix", "priority": 2}
+    assert served.requests[0]["response_format"]["type"] == "json_schema"
+
+
+def test_reason_loop_over_http(cli, served):
+    reply(served, {"name": "fix", "priority": 7})
+    reply(served, {"name": "fix", "priority": 5})
+    result = cli("structure", "fix the build, top prio", "--schema", json.dumps(INLINE), "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["status"] == "ok" and out["iterations"] == 2 and out["usage"]["calls"] == 2
+    assert len(served.requests) == 2
+    assert all(r["response_format"]["type"] == "json_schema" for r in served.requests)
+    second = served.requests[1]["messages"]
+    assert second[-2]["role"] == "assistant"
+    assert second[-1] == {
+        "role": "user",
+        "content": "The previous output did not conform to the schema:\n- /priority: value must be ≤ 5 (was 7)\n\n"
+        "Please correct these and try again. Do not change fields that were valid.",
+    }
+
+
+def test_need_more_input_exits_3_with_the_need_on_stderr(cli, served):
+    reply(served, None, "the priority is missing")
+    result = cli("structure", "fix the build", "--schema", json.dumps(INLINE))
+    assert result.exit_code == 3 and result.stdout == ""
+    assert "need-more-input: the priority is missing" in result.stderr
+
+
+def test_stale_exits_4_with_the_errors_on_stderr(cli, served):
+    for _ in range(2):
+        reply(served, {"name": "fix", "priority": 9})
+    result = cli("structure", "fix", "--schema", json.dumps(INLINE), "--max-loops", "2")
+    assert result.exit_code == 4
+    assert "- /priority: value must be ≤ 5 (was 9)" in result.stderr
+
+
+def test_json_output_in_every_status_keeps_the_exit_code(cli, served):
+    reply(served, None, "need the priority")
+    result = cli("structure", "fix", "--schema", json.dumps(INLINE), "--json")
+    assert result.exit_code == 3
+    out = json.loads(result.stdout)
+    assert out["status"] == "need-more-input" and out["need"] == "need the priority"
+    assert out["schemaMode"] == "json" and out["modeInferred"] is True
+
+
+def test_prompt_from_stdin_and_schema_from_a_file(cli, served, tmp_path):
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(INLINE))
+    reply(served, {"name": "x", "priority": 1})
+    result = cli("structure", "-", "--schema", str(path), input="from stdin\n")
+    assert result.exit_code == 0, result.output
+    assert served.requests[0]["messages"][-1]["content"].startswith("from stdin")
+
+
+def test_named_mode_is_inferred_from_a_known_name(cli, served):
+    reply(served, {"userId": "mike", "action": "broke_build", "timestamp": "2026-05-06T14:30:00Z", "status": "failure"})
+    result = cli("structure", "Mike broke the build at 14:30 UTC on 2026-05-06", "--schema", "user-action-record", "--json")
+    out = json.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert out["schemaMode"] == "named" and out["modeInferred"] is True and out["schemaOrigin"] == "registry:bundled"
+    system = served.requests[0]["messages"][0]["content"]
+    assert "Manual for the schema 'user-action-record'" in system
+
+
+def test_text_mode_is_inferred_and_cached(cli, served):
+    built = {
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "confidence": 0.9,
+        "clarifyingQuestions": [],
+    }
+    served.enqueue(text=json.dumps(built))
+    reply(served, {"name": "Ann"})
+    result = cli("structure", "Ann", "--schema", "the person's name", "--json")
+    out = json.loads(result.stdout)
+    assert result.exit_code == 0, result.output
+    assert out["schemaMode"] == "text" and out["schemaOrigin"] == "inferred" and out["usage"]["calls"] == 2
+    reply(served, {"name": "Bob"})
+    result = cli("structure", "Bob", "--schema", "the person's name", "--json")
+    assert json.loads(result.stdout)["schemaCached"] is True and len(served.requests) == 3
+
+
+# -- vance schemas -------------------------------------------------------------------------------
+
+
+def test_schemas_list_and_show(cli):
+    result = cli("schemas", "list")
+    assert result.exit_code == 0
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert {"user-action-record", "insight-record", "contact", "meeting-note", "bug-report"} <= set(names)
+    assert "_meta-schema" not in names
+    shown = cli("schemas", "show", "user-action-record")
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["title"] == "user-action-record"
+    assert "registry:bundled" in shown.stderr
+    manual = cli("schemas", "show", "user-action-record", "--manual")
+    assert manual.stdout.startswith("# user-action-record")
+    assert cli("schemas", "show", "nope").exit_code == 1
+
+
+def test_schemas_add_shadow_and_rm(cli, tmp_path, vance_home):
+    schema_file = tmp_path / "s.json"
+    schema_file.write_text(json.dumps(INLINE))
+    manual_file = tmp_path / "m.md"
+    manual_file.write_text("be brief")
+    result = cli("schemas", "add", "contact", str(schema_file), "--manual", str(manual_file), "--scope", "user")
+    assert result.exit_code == 0, result.output
+    assert "registry:tenant:local" in result.stderr
+    listing = cli("schemas", "list", "--json")
+    rows = [json.loads(line) for line in listing.stdout.splitlines()]
+    contact = [r for r in rows if r["name"] == "contact"]
+    assert [(r["origin"], r["shadowedBy"]) for r in contact] == [
+        ("registry:tenant:local", None),
+        ("registry:bundled", "registry:tenant:local"),
+    ]
+    assert json.loads(cli("schemas", "show", "contact", "--json").stdout)["manual"] == "be brief"
+    removed = cli("schemas", "rm", "contact")
+    assert removed.exit_code == 0 and "now resolves to registry:bundled" in removed.stderr
+
+
+def test_schemas_add_rejects_bad_input(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"type": "nope"}')
+    assert cli("schemas", "add", "x", str(bad), "--scope", "user").exit_code == 1
+    assert cli("schemas", "add", "x", str(tmp_path / "missing.json")).exit_code == 1
+    result = cli("schemas", "add", "x", str(bad), "--scope", "project")
+    assert result.exit_code in (1, 2)
+    assert cli("schemas", "rm", "user-action-record").exit_code == 1
+
+
+def test_schemas_infer_previews_without_a_content_call(cli, served):
+    served.enqueue(text=json.dumps({"schema": {"type": "object", "properties": {"a": {"type": "string"}}}, "confidence": 0.6, "clarifyingQuestions": []}))
+    result = cli("schemas", "infer", "something vague", "--json")
+    assert result.exit_code == 3
+    out = json.loads(result.stdout)
+    assert out["confidence"] == 0.6 and out["status"] == "need-more-input"
+    assert len(served.requests) == 1
+    served.enqueue(text=json.dumps({"schema": {"type": "object", "properties": {"a": {"type": "string"}}}, "confidence": 0.9, "clarifyingQuestions": []}))
+    result = cli("schemas", "infer", "a (string)")
+    assert result.exit_code == 0 and json.loads(result.stdout)["properties"]["a"] == {"type": "string"}
+    assert "confidence 0.90" in result.stderr
+
+
+def test_debug_shows_the_traceback(cli):
+    result = cli("structure", "   ", "--schema", "{}", env={"VANCE_DEBUG": "1"})
+    assert result.exit_code == 1 and result.exception is not None  # re-raised for the traceback
+
+
+def test_cli_modules_import_only_typer_at_module_level():
+    import ast
+
+    for mod in (structure_cmd, schemas_cmd):
+        tree = ast.parse(Path(mod.__file__).read_text())
+        top = {
+            (n.module if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
+            for n in tree.body
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            for a in n.names
+        }
+        assert top <= {"__future__", "typer", "os", "sys", "collections", "typing", "pathlib", "vance_cli"}
+
+
+def test_missing_schema_is_a_usage_error(cli):
+    result = cli("structure", "text")
+    assert result.exit_code == 2 and "--schema is required" in result.stderr

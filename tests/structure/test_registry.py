@@ -1,0 +1,150 @@
+"""The schema registry: project → user ("tenant") → bundled, override tables, origins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vance_cli.config.scopes import Scopes
+from vance_cli.errors import UsageError
+from vance_cli.structure.errors import InvalidSchema, SchemaNotFound
+from vance_cli.structure.registry import SchemaRegistry
+
+SIMPLE = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+
+
+def write_schema(folder: Path, name: str, schema: dict, manual: str | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(schema))
+    if manual is not None:
+        (folder / f"{name}.manual.md").write_text(manual)
+
+
+@pytest.fixture
+def project(tmp_path):
+    # conftest puts cwd at tmp/work; the project scope is tmp/work/.vance, its id "work"
+    folder = Path.cwd() / ".vance"
+    folder.mkdir()
+    return folder
+
+
+def registry() -> SchemaRegistry:
+    return SchemaRegistry(Scopes.discover())
+
+
+def test_bundled_schemas_are_found_with_their_manual():
+    found = registry().get("user-action-record")
+    assert found.schema_origin == "registry:bundled"
+    assert found.schema["required"] == ["userId", "action", "timestamp", "status"]
+    assert found.manual.startswith("# user-action-record")
+    assert "`timestamp` is the time the action happened" in found.manual
+    assert found.version == "1.0"
+
+
+def test_bundled_set_has_the_spec_schemas_and_extras():
+    names = registry().names()
+    assert {"user-action-record", "insight-record", "contact", "meeting-note", "bug-report"} <= set(names)
+    assert not any(n.startswith("_") for n in names)  # _meta-schema is internal
+    for name in names:
+        assert registry().get(name).manual, f"{name} has no manual"
+
+
+def test_underscore_names_are_never_looked_up():
+    assert registry().find("_meta-schema") is None
+
+
+def test_user_file_shadows_bundled_and_project_shadows_user(vance_home, project):
+    write_schema(vance_home / "schemas", "user-action-record", SIMPLE, "user manual")
+    found = registry().get("user-action-record")
+    assert found.schema_origin == "registry:tenant:local" and found.manual == "user manual"
+    write_schema(project / "schemas", "user-action-record", {**SIMPLE, "title": "p"})
+    found = registry().get("user-action-record")
+    assert found.schema_origin == "registry:project:work"
+    assert found.manual is None  # manuals do not leak across scopes
+    listing = [e for e in registry().list_available() if e.schema.name == "user-action-record"]
+    assert [(e.schema.schema_origin, e.shadowed_by) for e in listing] == [
+        ("registry:project:work", None),
+        ("registry:tenant:local", "registry:project:work"),
+        ("registry:bundled", "registry:project:work"),
+    ]
+
+
+def test_override_table_beats_the_file_of_the_same_scope(vance_home):
+    write_schema(vance_home / "schemas", "thing", SIMPLE)
+    reg = registry()
+    added = reg.add("thing", {**SIMPLE, "title": "override"}, manual="m", scope="user")
+    assert added.kind == "override" and added.version == "1.0"
+    found = reg.get("thing")
+    assert found.kind == "override" and found.schema["title"] == "override" and found.manual == "m"
+    assert (vance_home / "data" / "structure.json").is_file()
+
+
+def test_add_again_bumps_the_minor_version_and_rm_restores_the_cascade(vance_home):
+    reg = registry()
+    assert reg.add("contact", SIMPLE, scope="user").version == "1.0"
+    assert reg.add("contact", SIMPLE, scope="user").version == "1.1"
+    assert reg.get("contact").schema_origin == "registry:tenant:local"
+    removed = reg.remove("contact")
+    assert removed.version == "1.1"
+    assert reg.get("contact").schema_origin == "registry:bundled"
+
+
+def test_add_defaults_to_the_project_scope_when_there_is_one(project):
+    added = registry().add("note", SIMPLE)
+    assert added.schema_origin == "registry:project:work"
+    assert (project / "data" / "structure.json").is_file()
+
+
+def test_add_to_project_without_a_project_is_a_usage_error():
+    with pytest.raises(UsageError, match="no project scope"):
+        registry().add("x", SIMPLE, scope="project")
+
+
+def test_add_rejects_invalid_schemas_and_names():
+    with pytest.raises(InvalidSchema):
+        registry().add("x", {"type": "strin"}, scope="user")
+    with pytest.raises(UsageError):
+        registry().add("_hidden", SIMPLE, scope="user")
+    with pytest.raises(UsageError):
+        registry().add("../escape", SIMPLE, scope="user")
+
+
+def test_rm_of_a_bundled_or_file_schema_says_what_to_do(vance_home):
+    with pytest.raises(SchemaNotFound) as exc:
+        registry().remove("user-action-record")
+    assert "bundled schemas cannot be removed" in exc.value.hint
+    write_schema(vance_home / "schemas", "mine", SIMPLE)
+    with pytest.raises(SchemaNotFound) as exc:
+        registry().remove("mine")
+    assert "mine.json" in exc.value.hint
+
+
+def test_unknown_name_lists_the_available_names():
+    with pytest.raises(SchemaNotFound) as exc:
+        registry().get("nope")
+    assert "unknown schema 'nope'" in exc.value.message
+    assert "user-action-record" in exc.value.message and "insight-record" in exc.value.message
+
+
+def test_broken_schema_file_is_a_clear_error(vance_home):
+    (vance_home / "schemas").mkdir()
+    (vance_home / "schemas" / "bad.json").write_text("{not json")
+    with pytest.raises(InvalidSchema, match="bad.json is not valid JSON"):
+        registry().get("bad")
+    (vance_home / "schemas" / "bad.json").write_text('{"type": 5}')
+    with pytest.raises(InvalidSchema, match="not a valid JSON Schema"):
+        registry().get("bad")
+
+
+def test_tenant_id_is_configurable(vance_home):
+    write_schema(vance_home / "schemas", "t", SIMPLE)
+    reg = SchemaRegistry(Scopes.discover(), tenant_id="acme")
+    assert reg.get("t").schema_origin == "registry:tenant:acme"
+
+
+def test_lookup_never_creates_files(vance_home, project):
+    registry().find("user-action-record")
+    registry().list_available()
+    assert not (vance_home / "data").exists() and not (project / "data").exists()

@@ -1,0 +1,224 @@
+"""A ChatModel over litellm: every provider litellm speaks (Anthropic, Gemini, Ollama, OpenAI, ...).
+
+litellm is imported lazily (``_litellm()``): the import costs seconds, and without
+LITELLM_LOCAL_MODEL_COST_MAP it also fetches a price list from the internet. Its own retries are
+off (``num_retries=0``): transport retries are ours (``retry.py``), so the budget is one thing.
+This is the only module that imports litellm; its exceptions are translated here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from vance_cli.errors import ModelError
+from vance_cli.llm.base import Capabilities, ChatRequest, Completion
+from vance_cli.llm.capabilities import default_capabilities
+from vance_cli.llm.guard import check_request_allowed
+from vance_cli.llm.openai_compat import parse_response
+from vance_cli.llm.retry import (
+    connection_error,
+    error_for_status,
+    parse_retry_after,
+    retry_settings,
+    timeout_error,
+    with_transport_retries,
+)
+
+# OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
+# one (and litellm reports that as a retryable HTTP 500).
+_PLACEHOLDER_KEY = "sk-no-key-needed"
+
+_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
+
+
+def _litellm() -> Any:
+    """Import and quieten litellm (once; later calls are a dict lookup)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.set_verbose = False
+    litellm.drop_params = True
+    if hasattr(litellm, "telemetry"):
+        litellm.telemetry = False
+    # ERROR, not WARNING: litellm warns on stderr about its own internals (e.g. "LoggingWorker: event
+    # loop changed" whenever a second asyncio.run() uses it), which is noise for Vance's users.
+    for name in _LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    # litellm's response types warn on stderr when a server sends tool arguments as an object
+    # (which parse_response accepts); the warning names pydantic internals, not a user problem.
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
+    return litellm
+
+
+def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers:
+        return headers
+    response = getattr(exc, "response", None)
+    return getattr(response, "headers", None)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 10:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    import httpx
+
+    litellm = _litellm()
+    for item in _chain(exc):
+        if isinstance(item, (litellm.Timeout, httpx.TimeoutException, asyncio.TimeoutError)):
+            return True
+        if type(item).__name__ in ("APITimeoutError", "Timeout"):
+            return True
+    return False
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    import httpx
+
+    for item in _chain(exc):
+        if isinstance(item, (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, ConnectionError)):
+            return True
+        if type(item).__name__ == "APIConnectionError":
+            return True
+    # litellm reports a refused connection to an OpenAI-compatible server as HTTP 500 "Connection error."
+    return "Connection error" in str(exc)
+
+
+def _clean_message(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc)
+    # "litellm.BadRequestError: OpenAIException - fake error 400" -> "fake error 400"
+    for marker in ("Exception - ", "Error: "):
+        if marker in text:
+            text = text.split(marker)[-1]
+    return text.strip()
+
+
+def translate_exception(exc: BaseException, *, model: str, api_base: str | None, timeout: float) -> ModelError:
+    """A litellm (or openai/httpx) exception as a Vance TransportError / ModelError."""
+    if _is_timeout(exc):
+        return timeout_error(model, api_base, timeout, type(exc).__name__)
+    detail = _clean_message(exc)
+    lowered = detail.lower()
+    if "missing credentials" in lowered or "api_key client option must be set" in lowered:
+        return error_for_status(401, detail, model=model, api_base=api_base)
+    status = getattr(exc, "status_code", None)
+    if _is_connection_error(exc) and status in (None, 500):
+        return connection_error(model, api_base, detail)
+    if isinstance(status, int) and status >= 400:
+        return error_for_status(status, detail, model=model, api_base=api_base, retry_after=parse_retry_after(_headers_of(exc)))
+    if "LLM Provider NOT provided" in str(exc) or "llm provider not provided" in lowered:
+        return ModelError(
+            f"litellm does not know the provider of {model!r}",
+            hint=(
+                "use a litellm model string with a provider prefix, e.g. openai/<name> (with VANCE_API_BASE for "
+                "OpenAI-compatible servers), anthropic/claude-..., gemini/gemini-..., ollama/<name>"
+            ),
+        )
+    return ModelError(f"{model}: litellm failed: {type(exc).__name__}: {detail}", hint="set VANCE_DEBUG=1 for the traceback")
+
+
+class LiteLLMModel:
+    """ChatModel calling ``litellm.acompletion`` (non-streaming)."""
+
+    def __init__(
+        self,
+        model: str,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        retries: Mapping[str, Any] | None = None,
+        capabilities: Capabilities | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self.name = model
+        self.api_base = api_base.rstrip("/") if api_base else None
+        self.api_key = api_key
+        self.timeout = float(timeout or 60.0)
+        self.retries = retry_settings(retries)
+        self.capabilities = capabilities or default_capabilities(model, api_base)
+        self._sleep = sleep
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.name,
+            "messages": [m.to_openai() for m in request.messages],
+            "timeout": self.timeout,
+            "num_retries": 0,
+        }
+        if request.tools:
+            kwargs["tools"] = [t.to_openai() for t in request.tools]
+            if request.tool_choice is not None:
+                kwargs["tool_choice"] = request.tool_choice
+            if request.parallel_tool_calls is not None and self.capabilities.parallel_tool_calls:
+                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.response_format is not None:
+            kwargs["response_format"] = request.response_format
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            kwargs["max_tokens"] = request.max_tokens
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        api_key = self.api_key
+        if (
+            api_key is None
+            and self.api_base
+            and self.name.startswith("openai/")
+            and not os.environ.get("OPENAI_API_KEY")
+        ):
+            api_key = _PLACEHOLDER_KEY
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        check_request_allowed(self.name, self.api_base)
+        litellm = _litellm()
+        kwargs = self._kwargs(request)
+
+        async def attempt() -> Completion:
+            try:
+                response = await litellm.acompletion(**kwargs)
+            except Exception as exc:
+                raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
+            return self._to_completion(litellm, response)
+
+        r = self.retries
+        return await with_transport_retries(
+            attempt,
+            attempts=int(r["attempts"]),
+            base_delay=r["base_delay"],
+            max_delay=r["max_delay"],
+            max_total=r["max_total"],
+            sleep=self._sleep,
+            describe=f"{self.name} at {self.api_base or 'the provider'}",
+        )
+
+    def _to_completion(self, litellm: Any, response: Any) -> Completion:
+        # warnings=False: litellm's response types complain (UserWarning) when a server sends
+        # arguments as an object; parse_response copes with that.
+        data = response.model_dump(warnings=False) if hasattr(response, "model_dump") else dict(response)
+        completion = parse_response(data, model=self.name)
+        try:
+            completion.usage.cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+        except Exception:  # noqa: BLE001 - unknown (local) models have no price: cost 0
+            completion.usage.cost = 0.0
+        return completion
+
+    async def aclose(self) -> None:
+        """Nothing to close: litellm owns its HTTP clients."""
+

@@ -1,0 +1,295 @@
+"""The schema registry: named schemas and manuals, looked up project → user ("tenant") → bundled.
+
+Each scope contributes two sources, the override table first:
+
+1. the TinyDB table ``structure_schemas`` in ``<scope>/data/structure.json`` (rows: name, scope,
+   schema, manual, version), managed by ``vance schemas add/rm``;
+2. files ``<scope>/schemas/<name>.json`` with an optional ``<name>.manual.md`` beside it.
+
+The bundled scope has files only (the repository's ``schemas/`` folder, or the wheel's copy).
+First match wins. Names starting with ``_`` (``_meta-schema``) are internal and never listed.
+
+Origins (spec §6.2, shown as ``schemaOrigin = "registry:<origin>"``):
+
+- ``bundled``
+- ``tenant:<id>`` for the user scope (``$VANCE_HOME``). A local console has no tenants, so the id
+  is the setting ``structure.tenantId``, default ``"local"``.
+- ``project:<id>`` for the project scope; the id is the name of the folder holding ``.vance/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.errors import UsageError
+from vance_cli.structure.errors import InvalidSchema, SchemaNotFound, check_schema
+
+if TYPE_CHECKING:
+    from vance_cli.config.scopes import Scopes
+
+TABLE = "structure_schemas"
+DEFAULT_TENANT = "local"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+
+
+@dataclass
+class RegisteredSchema:
+    name: str
+    schema: dict[str, Any]
+    manual: str | None
+    version: str
+    origin: str  # "bundled" | "tenant:<id>" | "project:<id>"
+    scope: str  # "project" | "user" | "bundled"
+    source: str  # the file, or "<db file>#structure_schemas" for an override
+    kind: str  # "file" | "override"
+
+    @property
+    def schema_origin(self) -> str:
+        return f"registry:{self.origin}"
+
+    @property
+    def description(self) -> str:
+        text = self.schema.get("description") or self.schema.get("title") or ""
+        return str(text).strip().splitlines()[0] if str(text).strip() else ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "origin": self.schema_origin,
+            "scope": self.scope,
+            "kind": self.kind,
+            "version": self.version,
+            "source": self.source,
+            "description": self.description,
+            "schema": self.schema,
+            "manual": self.manual,
+        }
+
+
+@dataclass
+class SchemaListing:
+    schema: RegisteredSchema
+    shadowed_by: str | None  # the origin that wins over this entry, if any
+
+
+def check_name(name: str) -> str:
+    """Registry names are file-name safe; a leading "_" is reserved for internal files."""
+    if not NAME_RE.match(name or "") or name.startswith("_"):
+        raise UsageError(
+            f"invalid schema name {name!r}",
+            hint="use letters, digits, '-', '_' or '.', starting with a letter or digit (e.g. meeting-note)",
+        )
+    return name
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the file's permissions") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidSchema(
+            f"schema file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            hint=f"fix the JSON in {path}",
+        ) from exc
+    return check_schema(data, where=f"schema file {path}")
+
+
+def _file_version(schema: dict[str, Any]) -> str:
+    value = schema.get("x-version")
+    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else "1.0"
+
+
+def _bump(version: str) -> str:
+    """Minor bump ("1.2" → "1.3"), spec §6.3; anything unparseable restarts at "1.0"."""
+    match = re.fullmatch(r"(\d+)\.(\d+)", version or "")
+    return f"{match.group(1)}.{int(match.group(2)) + 1}" if match else "1.0"
+
+
+class SchemaRegistry:
+    def __init__(self, scopes: Scopes, *, tenant_id: str = DEFAULT_TENANT) -> None:
+        self.scopes = scopes
+        self.tenant_id = tenant_id or DEFAULT_TENANT
+
+    # ------------------------------------------------------------------ scopes
+
+    def origin_for(self, scope: str) -> str:
+        if scope == "bundled":
+            return "bundled"
+        if scope == "user":
+            return f"tenant:{self.tenant_id}"
+        project = self.scopes.project
+        project_id = project.parent.name if project is not None and project.parent.name else "project"
+        return f"project:{project_id}"
+
+    def _scope_root(self, scope: str) -> Path | None:
+        if scope == "project":
+            return self.scopes.project
+        if scope == "user":
+            return self.scopes.user
+        return None
+
+    def _db_path(self, scope: str) -> Path | None:
+        from vance_cli.structure.db import DB_FILE
+
+        root = self._scope_root(scope)
+        return None if root is None else root / "data" / DB_FILE
+
+    def _overrides(self, scope: str) -> list[dict[str, Any]]:
+        path = self._db_path(scope)
+        if path is None or not path.is_file():
+            return []
+        from vance_cli.structure.db import open_db
+
+        with open_db(path.parent) as db:
+            return [dict(row) for row in db.table(TABLE).all()]
+
+    def _from_row(self, row: dict[str, Any], scope: str) -> RegisteredSchema:
+        schema = row.get("schema")
+        where = f"override {row.get('name')!r} in {self._db_path(scope)}"
+        return RegisteredSchema(
+            name=str(row.get("name")),
+            schema=check_schema(schema, where=where),
+            manual=row.get("manual") or None,
+            version=str(row.get("version") or "1.0"),
+            origin=self.origin_for(scope),
+            scope=scope,
+            source=f"{self._db_path(scope)}#{TABLE}",
+            kind="override",
+        )
+
+    def _from_file(self, path: Path, scope: str) -> RegisteredSchema:
+        schema = _read_json(path)
+        manual_path = path.with_name(path.name[: -len(".json")] + ".manual.md")
+        manual = None
+        if manual_path.is_file():
+            manual = manual_path.read_text(encoding="utf-8").strip() or None
+        return RegisteredSchema(
+            name=path.name[: -len(".json")],
+            schema=schema,
+            manual=manual,
+            version=_file_version(schema),
+            origin=self.origin_for(scope),
+            scope=scope,
+            source=str(path),
+            kind="file",
+        )
+
+    # ------------------------------------------------------------------ lookup
+
+    def find(self, name: str) -> RegisteredSchema | None:
+        """The first match along project → user → bundled (override table before files)."""
+        if not NAME_RE.match(name or "") or name.startswith("_"):
+            return None
+        for scope, folder in self.scopes.search_path("schemas"):
+            for row in self._overrides(scope):
+                if row.get("name") == name:
+                    return self._from_row(row, scope)
+            path = folder / f"{name}.json"
+            if path.is_file():
+                return self._from_file(path, scope)
+        return None
+
+    def get(self, name: str) -> RegisteredSchema:
+        found = self.find(name)
+        if found is None:
+            names = self.names()
+            listed = ", ".join(names) if names else "(none)"
+            raise SchemaNotFound(
+                f"unknown schema {name!r}; available: {listed}",
+                hint="run `vance schemas list`, or add one with `vance schemas add NAME FILE`",
+            )
+        return found
+
+    def list_available(self) -> list[SchemaListing]:
+        """Every entry of every scope in lookup order; later duplicates are marked shadowed."""
+        entries: list[SchemaListing] = []
+        winners: dict[str, str] = {}
+        for scope, folder in self.scopes.search_path("schemas"):
+            found: list[RegisteredSchema] = []
+            for row in sorted(self._overrides(scope), key=lambda r: str(r.get("name"))):
+                if NAME_RE.match(str(row.get("name") or "")) and not str(row.get("name")).startswith("_"):
+                    found.append(self._from_row(row, scope))
+            if folder.is_dir():
+                for path in sorted(folder.glob("*.json")):
+                    stem = path.name[: -len(".json")]
+                    if stem.startswith("_") or not NAME_RE.match(stem):
+                        continue
+                    found.append(self._from_file(path, scope))
+            for item in found:
+                winner = winners.get(item.name)
+                entries.append(SchemaListing(schema=item, shadowed_by=winner))
+                if winner is None:
+                    winners[item.name] = item.schema_origin
+        return entries
+
+    def names(self) -> list[str]:
+        return sorted({e.schema.name for e in self.list_available()})
+
+    # ------------------------------------------------------------------ overrides
+
+    def default_scope(self) -> str:
+        return "project" if self.scopes.project is not None else "user"
+
+    def _writable(self, scope: str | None) -> str:
+        scope = scope or self.default_scope()
+        if scope not in ("project", "user"):
+            raise UsageError(f"unknown scope {scope!r}", hint="use --scope project or --scope user")
+        if scope == "project" and self.scopes.project is None:
+            raise UsageError(
+                "there is no project scope here (no .vance/ folder in this directory or above)",
+                hint="create one with `mkdir .vance`, or use --scope user",
+            )
+        return scope
+
+    def add(self, name: str, schema: Any, *, manual: str | None = None, scope: str | None = None) -> RegisteredSchema:
+        """Store (or replace, with a minor version bump) an override in the scope's table."""
+        from tinydb import Query
+
+        from vance_cli.structure.db import open_db
+
+        check_name(name)
+        check_schema(schema, where=f"schema {name!r}")
+        scope = self._writable(scope)
+        path = self._db_path(scope)
+        assert path is not None
+        with open_db(path.parent) as db:
+            table = db.table(TABLE)
+            old = table.get(Query().name == name)
+            version = _bump(str(old.get("version"))) if old else "1.0"
+            row = {"name": name, "scope": scope, "schema": schema, "manual": manual or None, "version": version}
+            table.upsert(row, Query().name == name)
+        return self._from_row(row, scope)
+
+    def remove(self, name: str, *, scope: str | None = None) -> RegisteredSchema:
+        """Delete an override (from ``scope``, or the first scope that has one)."""
+        from tinydb import Query
+
+        from vance_cli.structure.db import open_db
+
+        check_name(name)
+        scopes = [self._writable(scope)] if scope else [s for s, _ in self.scopes.search_path("schemas") if s != "bundled"]
+        for sc in scopes:
+            for row in self._overrides(sc):
+                if row.get("name") == name:
+                    removed = self._from_row(row, sc)
+                    path = self._db_path(sc)
+                    assert path is not None
+                    with open_db(path.parent) as db:
+                        db.table(TABLE).remove(Query().name == name)
+                    return removed
+        found = self.find(name)
+        if found is not None and found.kind == "file":
+            hint = (
+                "bundled schemas cannot be removed; shadow it with `vance schemas add` instead"
+                if found.scope == "bundled"
+                else f"it is a file: delete {found.source} (and its .manual.md) yourself"
+            )
+            raise SchemaNotFound(f"schema {name!r} has no override to remove ({found.schema_origin})", hint=hint)
+        raise SchemaNotFound(f"no override named {name!r}", hint="run `vance schemas list` to see the names and where they live")

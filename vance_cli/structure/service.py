@@ -1,0 +1,313 @@
+"""StructureService: prompt + schema (inline, named, or described) → validated JSON (spec §2.2, §4).
+
+Schema stage:
+- ``json``: the inline schema, checked against the Draft 2020-12 meta-schema first (an invalid
+  schema is an InvalidSchema error, no model call);
+- ``named``: the registry (project → user/"tenant" → bundled); the manual becomes a system block;
+- ``text``: the builder (cached); its confidence gate may end the call with ``need-more-input``.
+
+Content stage: ``call_for_json`` with ``allow_need=True`` (the ``_need`` escape), the model from
+``structure.model`` (or the request's override), strictness from
+``structure.requireProviderStrictOutput``. Models are made by an injectable factory so tests can
+hand in scripted models; the default is ``vance_cli.llm.factory.make_model``.
+
+``structure.requireProviderStrictOutput = true`` (default) asks for the provider's strict mode
+whenever the model's capabilities have one and the schema can be expressed in it; ``false`` never
+asks for strict output (for models that claim it but fail at it). Either way the caller's exact
+schema is validated locally. The user scope's registry origin is ``registry:tenant:<id>`` with
+``<id>`` from ``structure.tenantId`` (default ``local``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vance_cli.errors import UsageError
+from vance_cli.llm.base import ChatModel, Message, Usage
+from vance_cli.structure.errors import InvalidSchema, check_schema
+
+if TYPE_CHECKING:
+    from vance_cli.config.settings import Settings
+    from vance_cli.structure.registry import SchemaRegistry
+
+SchemaMode = Literal["json", "named", "text"]
+MIN_LOOPS, MAX_LOOPS, DEFAULT_LOOPS = 1, 10, 3
+
+CONTENT_SYSTEM_PROMPT = (
+    "You convert the user's input into one JSON value that conforms to the given JSON Schema. "
+    "Take every value from the input; do not add facts the input does not state."
+)
+
+
+class StructureRequest(BaseModel):
+    """Spec §2.2 StructureRequest; ``schemaMode`` None means "infer from the schema value"."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    prompt: str
+    schema_: dict[str, Any] | str = Field(alias="schema")
+    schemaMode: SchemaMode | None = None
+    maxLoops: int = DEFAULT_LOOPS
+    model: str | None = None  # overrides structure.model (and the builder model) for this call
+
+
+class StructureUsage(BaseModel):
+    calls: int = 0
+    promptTokens: int = 0
+    completionTokens: int = 0
+    totalTokens: int = 0
+    cost: float = 0.0
+
+    @classmethod
+    def of(cls, usage: Usage) -> StructureUsage:
+        return cls(
+            calls=usage.calls,
+            promptTokens=usage.prompt_tokens,
+            completionTokens=usage.completion_tokens,
+            totalTokens=usage.total_tokens,
+            cost=usage.cost,
+        )
+
+
+class StructureResult(BaseModel):
+    """Spec §2.1 return shape plus what a user needs to see the cost and the provider's share."""
+
+    status: Literal["ok", "need-more-input", "stale"]
+    data: Any = None
+    need: str | None = None
+    errors: list[str] = Field(default_factory=list)
+    schemaOrigin: str
+    iterations: int = 0
+    schemaMode: SchemaMode
+    modeInferred: bool = False
+    outputMode: str = ""  # "json_schema:strict" | "json_schema" | "json_object" | "prompt" | "" (no content call)
+    model: str | None = None
+    usage: StructureUsage = Field(default_factory=StructureUsage)
+    schemaDowngrades: list[str] = Field(default_factory=list)
+    formatFallbacks: list[str] = Field(default_factory=list)
+    schemaCached: bool | None = None  # text mode: the builder's schema came from the cache
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema", exclude=True)  # the schema used
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire shape: ``data`` only when ok, ``need`` only when need-more-input, ``errors`` only when stale."""
+        out = self.model_dump(by_alias=True)
+        if self.status != "ok":
+            out.pop("data", None)
+        if self.status != "need-more-input":
+            out.pop("need", None)
+        if self.status != "stale":
+            out.pop("errors", None)
+        if out.get("schemaCached") is None:
+            out.pop("schemaCached", None)
+        return out
+
+
+def infer_mode(schema: Any, known_names: Callable[[], list[str]] | None = None) -> SchemaMode:
+    """Object or "{..." → json; a registry name → named; anything else → text."""
+    if isinstance(schema, dict):
+        return "json"
+    text = str(schema).strip()
+    if text.startswith("{"):
+        return "json"
+    if known_names is not None and text in known_names():
+        return "named"
+    return "text"
+
+
+def parse_inline(schema: dict[str, Any] | str) -> dict[str, Any]:
+    """An inline schema as a dict, checked against the 2020-12 meta-schema."""
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except json.JSONDecodeError as exc:
+            raise InvalidSchema(
+                f"the inline schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+                hint="pass a JSON Schema object; for a registry name use mode named, for a description mode text",
+            ) from exc
+    return check_schema(schema, where="the inline schema")
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^a-zA-Z0-9_-]+", "-", text).strip("-")[:64] or "output"
+
+
+class StructureService:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        model_factory: Callable[[str], ChatModel] | None = None,
+        clock: Callable[[], float] = time.time,
+        registry: SchemaRegistry | None = None,
+    ) -> None:
+        self._settings = settings
+        self._model_factory = model_factory
+        self.clock = clock
+        self._registry = registry
+
+    # ------------------------------------------------------------------ wiring
+
+    def settings(self) -> Settings:
+        if self._settings is None:
+            from vance_cli.config.scopes import Scopes
+            from vance_cli.config.settings import Settings
+
+            self._settings = Settings.load(Scopes.discover())
+        return self._settings
+
+    def registry(self) -> SchemaRegistry:
+        if self._registry is None:
+            from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
+
+            settings = self.settings()
+            self._registry = SchemaRegistry(settings.scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT)))
+        return self._registry
+
+    def _model(self, name: str) -> ChatModel:
+        if self._model_factory is not None:
+            return self._model_factory(name)
+        from vance_cli.llm.factory import make_model
+
+        return make_model(name, self.settings())
+
+    def resolve_model(self, setting: str, override: str | None) -> str:
+        settings = self.settings()
+        return settings.resolve_model(override or settings.get(setting, "default:fast"))
+
+    # ------------------------------------------------------------------ the call
+
+    async def run_structured(self, request: StructureRequest, settings: Settings | None = None) -> StructureResult:
+        """Run both stages; raises VanceError for bad input or a model call that fails for good."""
+        if settings is not None and settings is not self._settings:
+            self._settings = settings
+            self._registry = None
+        settings = self.settings()
+        prompt = (request.prompt or "").strip()
+        if not prompt:
+            raise UsageError("the prompt is empty", hint="pass the text to structure as the argument or on stdin")
+        loops = request.maxLoops
+        if not (MIN_LOOPS <= loops <= MAX_LOOPS):
+            raise UsageError(f"maxLoops must be between {MIN_LOOPS} and {MAX_LOOPS}, got {loops}", hint="use --max-loops 1..10")
+
+        mode = request.schemaMode
+        inferred = mode is None
+        raw = request.schema_
+        if isinstance(raw, dict):
+            mode, inferred = "json", request.schemaMode is None  # an object is always json (spec §2.1)
+        elif mode is None:
+            mode = infer_mode(raw, self.registry().names)
+        require_strict = bool(settings.get("structure.requireProviderStrictOutput", True))
+        usage = Usage()
+        downgrades: list[str] = []
+        manual: str | None = None
+        cached: bool | None = None
+
+        if mode == "json":
+            schema = parse_inline(raw)
+            origin = "inline"
+            name = _slug(str(schema.get("title") or "output"))
+        elif mode == "named":
+            name = str(raw).strip()
+            found = self.registry().get(name)
+            schema, manual, origin = found.schema, found.manual, found.schema_origin
+        else:
+            description = str(raw).strip()
+            if not description:
+                raise UsageError("the schema description is empty", hint="describe the fields you want, e.g. 'name (string), age (integer)'")
+            built = await self._build(description, request.model, require_strict)
+            usage.add(built.usage)
+            downgrades.extend(f"builder: {d}" for d in built.downgrades)
+            cached = built.cached
+            base = {
+                "schemaOrigin": "inferred",
+                "schemaMode": mode,
+                "modeInferred": inferred,
+                "iterations": 0,
+                "usage": StructureUsage.of(usage),
+                "schemaDowngrades": downgrades,
+                "schemaCached": cached,
+                "model": built.model,
+            }
+            if built.status == "need-more-input":
+                return StructureResult(status="need-more-input", need=built.need, schema=built.schema, **base)
+            if built.status != "ok" or built.schema is None:
+                return StructureResult(status="stale", errors=built.errors, **base)
+            schema = built.schema
+            origin = "inferred"
+            name = _slug(str(schema.get("title") or "output"))
+
+        model_name = self.resolve_model("structure.model", request.model)
+        model = self._model(model_name)
+        system = CONTENT_SYSTEM_PROMPT
+        if manual:
+            system += f"\n\n## Manual for the schema {name!r}\n\n{manual}"
+        messages = [Message(role="system", content=system), Message(role="user", content=prompt)]
+
+        from vance_cli.llm.json_call import call_for_json
+
+        out = await call_for_json(
+            model,
+            messages=messages,
+            schema=schema,
+            capabilities=model.capabilities,
+            max_loops=loops,
+            allow_need=True,
+            require_strict=require_strict,
+            name=name,
+        )
+        usage.add(out.usage)
+        return StructureResult(
+            status=out.status,
+            data=out.data,
+            need=out.need,
+            errors=out.errors,
+            schemaOrigin=origin,
+            iterations=out.iterations,
+            schemaMode=mode,
+            modeInferred=inferred,
+            outputMode=out.output_mode,
+            model=model_name,
+            usage=StructureUsage.of(usage),
+            schemaDowngrades=downgrades + out.schema_downgrades,
+            formatFallbacks=out.format_fallbacks,
+            schemaCached=cached,
+            schema=schema,
+        )
+
+    def _builder(self, override: str | None, require_strict: bool):
+        from vance_cli.structure.builder import SchemaBuilder, SchemaCache
+
+        settings = self.settings()
+        builder_name = self.resolve_model("structure.schemaBuilderModel", override)
+        cache = SchemaCache(
+            settings.scopes.data_dir(),
+            ttl_days=float(settings.get("structure.schemaCacheTtlDays", 7)),
+            clock=self.clock,
+        )
+        return SchemaBuilder(
+            lambda: self._model(builder_name),  # made only on a cache miss
+            model_name=builder_name,
+            cache=cache,
+            threshold=float(settings.get("structure.confidenceThreshold", 0.8)),
+            require_strict=require_strict,
+        )
+
+    async def _build(self, description: str, override: str | None, require_strict: bool):
+        return await self._builder(override, require_strict).build(description)
+
+    async def infer_schema(self, description: str, *, model: str | None = None, use_cache: bool = True):
+        """`vance schemas infer`: the builder's answer alone, no content call."""
+        description = description.strip()
+        if not description:
+            raise UsageError("the schema description is empty", hint="describe the fields you want, e.g. 'name (string), age (integer)'")
+        require_strict = bool(self.settings().get("structure.requireProviderStrictOutput", True))
+        return await self._builder(model, require_strict).build(description, use_cache=use_cache)

@@ -1,0 +1,94 @@
+"""The built-in `structure` tool (structure-tool spec §2.1): a thin wrapper around StructureService.
+
+The result object (status, data | need | errors, schemaOrigin, iterations, usage, ...) goes back to
+the calling model as JSON text. ``need-more-input`` and ``stale`` are results, not tool errors:
+the caller decides whether to ask the user, retry or give up. Bad input (an invalid inline schema,
+an unknown schema name) is an error result naming the fix.
+
+Settings come from ``ToolContext.settings``; tests may put a model factory
+(``Callable[[str], ChatModel]``) in ``ToolContext.extra["structure_model_factory"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
+
+STRUCTURE = "structure"
+
+DESCRIPTION = (
+    "Convert free-form content into a validated JSON object. Provide a prompt describing what "
+    "should be extracted, plus a schema (JSON Schema, registry name, or natural-language "
+    "description). Returns the validated JSON, or an error indicating missing information "
+    "(status need-more-input: ask the user, then call again with the answer added to the prompt)."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "prompt": {"type": "string", "description": "Free-form input text to be structured."},
+        "schema": {
+            # anyOf, not the spec's oneOf: the alternatives are disjoint anyway, and every provider
+            # accepts anyOf in tool parameters.
+            "anyOf": [
+                {"type": "object", "description": "JSON Schema 2020-12, inline."},
+                {
+                    "type": "string",
+                    "description": (
+                        "Schema name in registry (when schemaMode=named) OR natural-language "
+                        "description (when schemaMode=text)."
+                    ),
+                },
+            ]
+        },
+        "schemaMode": {
+            "type": "string",
+            "enum": ["json", "named", "text"],
+            "default": "json",
+            "description": (
+                "Disambiguate when 'schema' is a string. Ignored when 'schema' is an object (always "
+                "'json'). When omitted with a string schema, it is inferred: '{...}' is json, a "
+                "registry name is named, anything else text."
+            ),
+        },
+        "maxLoops": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10},
+    },
+    "required": ["prompt", "schema"],
+    "additionalProperties": False,
+}
+
+
+async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    from vance_cli.errors import VanceError
+    from vance_cli.structure.service import StructureRequest, StructureService
+
+    settings = ctx.settings
+    if settings is None:
+        from vance_cli.config.scopes import Scopes
+        from vance_cli.config.settings import Settings
+
+        settings = Settings.load(Scopes.discover())
+    service = StructureService(settings, model_factory=ctx.extra.get("structure_model_factory"))
+    schema = args["schema"]
+    mode = args.get("schemaMode")
+    if isinstance(schema, dict):
+        mode = "json"
+    request = StructureRequest(
+        prompt=args["prompt"],
+        schema=schema,
+        schemaMode=mode,
+        maxLoops=int(args.get("maxLoops", 3)),
+    )
+    try:
+        result = await service.run_structured(request)
+    except VanceError as exc:
+        text = exc.message + (f" (fix: {exc.hint})" if exc.hint else "")
+        return ToolResult.error(f"structure: {text}")
+    payload = result.to_dict()
+    return ToolResult(content=json.dumps(payload, ensure_ascii=False), ok=True, data=payload)
+
+
+def make_tool() -> Tool:
+    return Tool(name=STRUCTURE, description=DESCRIPTION, parameters=PARAMETERS, run=_run)
