@@ -46,3 +46,30 @@ def test_killed_mid_turn_resumes_and_finishes(fake_openai, vance_home):
     # the resumed call carried the original message: nothing was lost
     assert fake_openai.requests[0]["messages"][-1] == {"role": "user", "content": "remember me"}
     assert json_lines(vance("ps", "--json", env=env).stdout)[0]["status"] == "BLOCKED"
+
+
+def test_ctrl_c_says_the_state_is_saved_and_resume_answers_both(fake_openai):
+    fake_openai.enqueue(text="slow...", delay=30)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "VANCE_MODEL": "openai/some-model",
+        "VANCE_API_BASE": fake_openai.url,
+    }
+    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "chat", "-p", "first"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 30
+    while not fake_openai.requests and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "interrupted; the process state is saved" in stderr
+    rows = json_lines(vance("ps", "--json", env=env).stdout)
+    assert rows[0]["status"] == "SUSPENDED"
+
+    fake_openai.reset()  # the default responder echoes the last user message
+    r = vance("chat", "--continue", "-p", "second", env=env)
+    assert r.returncode == 0, r.stderr
+    # the interrupted turn is finished first, then the new message gets its own turn
+    assert r.stdout == "echo: first\necho: second\n"

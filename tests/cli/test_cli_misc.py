@@ -91,3 +91,20 @@ def test_recipes_list_show_validate(tmp_path):
     bad.write_text("name: bad\nengine: ford\ntools: {add: [web_serch]}\n")
     r = vance("recipes", "validate", str(bad))
     assert r.returncode == 1 and "web_serch" in r.stderr and "bad.yaml" in r.stderr
+
+
+def test_show_pairs_each_reply_with_its_own_call_when_ids_repeat(tmp_path):
+    def script(name, msg):
+        return write_script(tmp_path / name, [{"tool_calls": [{"name": "respond", "arguments": {"message": msg}}]}])
+
+    r = vance("chat", "-p", "q1", "--json", env={"VANCE_MODEL": script("a.json", "ANSWER ONE")})
+    pid = json_lines(r.stdout)[0]["process_id"]
+    assert vance("chat", "-p", "q2", "--continue", "--model", script("b.json", "ANSWER TWO")).returncode == 0
+    out = vance("show", pid).stdout
+    assert out.index("you: q1") < out.index("arthur: ANSWER ONE") < out.index("you: q2") < out.index("arthur: ANSWER TWO")
+
+
+def test_a_bad_model_string_leaves_no_process_behind():
+    r = vance("chat", "-p", "hi", "--model", "scripted:/nonexistent/script.json")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert json_lines(vance("ps", "--json").stdout) == []

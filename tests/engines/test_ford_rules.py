@@ -29,6 +29,7 @@ def test_respond_not_awaiting_input_goes_ready(tmp_path):
     assert run.process.status == Status.READY
     assert run.messages == ["Working on it"]
     assert len(run.model.requests) == 1
+    assert run.transcript() == [("user", "hi"), ("assistant", ["respond"]), ("tool", "respond", "delivered")]
 
 
 def test_request_carries_system_prompt_history_and_tools(tmp_path):
@@ -111,7 +112,7 @@ def test_data_relay_too_brief_gets_one_correction_never_two(tmp_path):
     assert [e[0] for e in t] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool"]
     relay = t[4]
     assert relay[1] == "respond" and relay[2].startswith("VALIDATION CHECK")
-    assert "800" not in relay[2] or "characters" in relay[2]
+    assert "(800 characters)" in relay[2] and "only 5 characters" in relay[2]
     assert t[6] == ("tool", "respond", "delivered")
 
 
@@ -159,7 +160,16 @@ def test_empty_reply_is_corrected_at_once_and_counted(tmp_path):
     assert run.messages == ["back"]
     assert len(run.model.requests) == 2
     t = run.transcript()
-    assert t[1] == ("assistant", "") and t[2] == ("system", EMPTY_REPLY_CORRECTION)
+    assert t == [
+        ("user", "hi"),
+        ("assistant", ""),
+        ("system", EMPTY_REPLY_CORRECTION),
+        ("assistant", ["respond"]),
+        ("tool", "respond", "delivered"),
+    ]
+    # the empty reply stays in the history but is not sent back (Anthropic rejects empty text)
+    wire = run.model.requests[1].messages
+    assert [(m.role, m.content) for m in wire[1:]] == [("user", "hi"), ("user", EMPTY_REPLY_CORRECTION)]
 
 
 def test_empty_replies_past_the_budget_end_in_a_blocked_diagnosis(tmp_path):
@@ -205,6 +215,7 @@ def test_validation_off_delivers_free_text_without_correction(tmp_path):
     run = run_engine(tmp_path, ["just text"], recipe_snapshot=recipe(validation=False))
     assert len(run.model.requests) == 1
     assert run.messages == ["just text"]
+    assert run.transcript() == [("user", "hi"), ("assistant", "just text")]
     assert run.process.status == Status.BLOCKED
 
 
@@ -223,6 +234,9 @@ def test_recipe_without_respond_takes_the_legacy_path(tmp_path):
     replies = [{"tool_calls": [call("file_read", {"path": "n.txt"})]}, "The note says: note"]
     run = run_engine(tmp_path, replies, recipe_snapshot=legacy)
     assert run.messages == ["The note says: note"]
+    t = run.transcript()
+    assert t[0] == ("user", "hi") and t[1] == ("assistant", ["file_read"]) and t[2][:2] == ("tool", "file_read")
+    assert "note" in t[2][2] and t[3] == ("assistant", "The note says: note") and len(t) == 4
     assert len(run.model.requests) == 2
     assert [t.name for t in run.model.requests[0].tools] == ["file_read"]
     assert run.process.status == Status.BLOCKED
@@ -232,6 +246,9 @@ def test_tool_iteration_cap_ends_in_a_blocked_diagnosis(tmp_path):
     loop = {"tool_calls": [call("file_list", {})]}
     run = run_engine(tmp_path, [loop] * 10, recipe_snapshot=recipe(maxToolIterations=3))
     assert len(run.model.requests) == 3
+    t = run.transcript()
+    assert [e[0] for e in t] == ["user"] + ["assistant", "tool"] * 3 + ["assistant"]
+    assert t[-1][1] == run.messages[0]
     assert run.process.status == Status.BLOCKED
     assert "maxToolIterations" in run.messages[0]
     assert run.process.status_reason == "maxToolIterations reached"
@@ -244,3 +261,35 @@ def test_every_call_result_and_correction_is_persisted(tmp_path):
     assert on_disk.status == Status.BLOCKED
     assert on_disk.usage.calls == 3
     assert on_disk.engine_params["turn"]["open"] is False
+
+
+def test_off_schema_arguments_count_as_a_malformed_call(tmp_path):
+    bad = {"tool_calls": [call("file_read", {})]}  # path is required
+    run = run_engine(tmp_path, [bad, bad, bad], recipe_snapshot=recipe(maxValidationCorrections=2))
+    assert len(run.model.requests) == 3
+    assert run.process.status == Status.BLOCKED
+    t = run.transcript()
+    assert t[2][0:2] == ("tool", "file_read") and "'path' is a required property" in t[2][2]
+    assert "malformed" in run.messages[0]
+
+
+def test_relay_check_runs_again_after_new_tool_results(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "big.txt").write_text("x" * 800)
+    read = {"tool_calls": [call("file_read", {"path": "big.txt"})]}
+    replies = [read, respond("Done."), read, respond("Done again."), respond("Fine.")]
+    run = run_engine(tmp_path, replies)
+    assert len(run.model.requests) == 5
+    respond_results = [e[2] for e in run.transcript() if e[0] == "tool" and e[1] == "respond"]
+    assert [r.startswith("VALIDATION CHECK") for r in respond_results] == [True, True, False]
+    assert run.messages == ["Fine."]
+
+
+def test_legacy_empty_reply_correction_does_not_ask_for_respond(tmp_path):
+    from vance_cli.engines.ford import EMPTY_REPLY_CORRECTION_LEGACY
+
+    legacy = recipe(tools={"allowed": ["file_read"]})
+    run = run_engine(tmp_path, [{"text": ""}, "answer"], recipe_snapshot=legacy)
+    assert run.transcript()[2] == ("system", EMPTY_REPLY_CORRECTION_LEGACY)
+    assert "respond" not in EMPTY_REPLY_CORRECTION_LEGACY
+    assert run.messages == ["answer"]

@@ -162,3 +162,43 @@ def test_ctrl_c_mid_turn_suspends_and_resume_continues(tmp_path):
     with rt.session(process.id) as p:
         asyncio.run(rt.drive(p))
     assert rt.store.load(process.id).status == Status.BLOCKED
+
+
+def test_a_message_waiting_after_a_blocked_turn_gets_its_own_turn(tmp_path):
+    from vance_cli.store.files import ProcessStore
+
+    store = ProcessStore(tmp_path / "processes")
+    snap = recipe(engine="arthur")
+    process = Process(engine="arthur", recipe=snap, recipe_name="t", workspace=str(tmp_path))
+    process.inbox.append(InboxItem(content="first"))
+    store.create(process)
+
+    def fn(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        if users == ["first"]:
+            process.inbox.append(InboxItem(content="second"))  # typed while the hub was answering
+            return respond("answer one", awaiting=True)
+        return respond("answer two")
+
+    run = run_engine(tmp_path, [fn, fn], process=process, store=store)
+    assert run.messages == ["answer one", "answer two"]
+    assert run.process.inbox == [] and run.process.status == Status.BLOCKED
+    assert [m.content for m in run.process.history if m.role == "user"] == ["first", "second"]
+
+
+def test_arthur_is_never_done(tmp_path):
+    from vance_cli.engines.arthur import ArthurEngine
+    from vance_cli.engines.ford import EngineDeps, FordEngine
+    from vance_cli.errors import InvalidTransition
+    from vance_cli.llm.scripted import ScriptedModel
+    from vance_cli.tools.base import ToolContext, builtin_registry
+
+    deps = EngineDeps(model=ScriptedModel([]), tools=builtin_registry(), bus=EventBus(), persist=lambda p: None,
+                      tool_context=ToolContext(workspace=tmp_path))
+    hub = Process(engine="arthur", status=Status.RUNNING)
+    with pytest.raises(InvalidTransition, match="never DONE"):
+        ArthurEngine(deps)._set_status(hub, Status.DONE)
+    assert hub.status == Status.RUNNING
+    worker = Process(engine="ford", status=Status.RUNNING)
+    FordEngine(deps)._set_status(worker, Status.DONE)
+    assert worker.status == Status.DONE

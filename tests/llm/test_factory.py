@@ -110,3 +110,34 @@ def test_importing_factory_direct_and_scripted_does_not_import_litellm():
     )
     result = subprocess.run([sys.executable, "-c", code], check=False, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+
+def test_litellm_is_imported_offline_and_quiet(monkeypatch):
+    """_litellm() defaults LITELLM_LOCAL_MODEL_COST_MAP (else litellm fetches a price list from
+    the internet at import time) and switches off litellm's own prints."""
+    import os
+    import sys
+    import types
+
+    from vance_cli.llm import litellm_model
+
+    fake = types.ModuleType("litellm")
+    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
+    monkeypatch.setitem(sys.modules, "litellm", fake)  # the real import costs seconds
+    assert litellm_model._litellm() is fake
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert fake.suppress_debug_info is True and fake.set_verbose is False and fake.drop_params is True
+
+
+def test_a_users_cost_map_choice_is_kept(monkeypatch):
+    import os
+    import sys
+    import types
+
+    from vance_cli.llm import litellm_model
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")
+    monkeypatch.setitem(sys.modules, "litellm", types.ModuleType("litellm"))
+    litellm_model._litellm()
+    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "False"

@@ -54,6 +54,9 @@ def _register_all() -> None:
 _register_all()
 
 
+_INTERRUPTED = "interrupted; the process state is saved (continue with: vance chat --continue, or --resume ID)"
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the app; VanceError → its message and exit code, no traceback unless VANCE_DEBUG=1."""
     try:  # typer ≥ 0.20 vendors click; older releases use the click package
@@ -67,8 +70,12 @@ def run(argv: list[str] | None = None) -> None:
     try:
         code = app(args=argv, standalone_mode=False, prog_name="vance")
         if isinstance(code, int) and code:
+            if code == 130:
+                typer.echo(_INTERRUPTED, err=True)
             sys.exit(code)
     except typer.Exit as exc:
+        if exc.exit_code == 130:  # typer turns Ctrl+C inside a command into Exit(130)
+            typer.echo(_INTERRUPTED, err=True)
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("aborted", err=True)
@@ -84,7 +91,7 @@ def run(argv: list[str] | None = None) -> None:
         typer.echo(exc.render(), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        typer.echo("interrupted; the process state is saved (resume with --resume ID)", err=True)
+        typer.echo(_INTERRUPTED, err=True)
         sys.exit(130)
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:

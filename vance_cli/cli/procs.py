@@ -96,6 +96,7 @@ def register(app: typer.Typer) -> None:
 def transcript_lines(process) -> list[str]:
     """The history as a person reads it: what was said, what ran, what was corrected."""
     out: list[str] = []
+    calls: dict[str, str] = {}  # the latest assistant's call ids → respond messages (ids repeat across runs)
     for m in process.history:
         kind = m.meta.get("kind")
         if m.role == "user":
@@ -103,6 +104,7 @@ def transcript_lines(process) -> list[str]:
         elif m.role == "system":
             out.append(f"  [system note] {m.content}")
         elif m.role == "assistant":
+            calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
             if m.content and (m.meta.get("delivered") or not m.tool_calls):
                 tag = "" if m.meta.get("delivered") else f" [{kind or 'text'}, not shown]"
                 out.append(f"{process.engine}{tag}: {m.content}")
@@ -113,7 +115,7 @@ def transcript_lines(process) -> list[str]:
         elif m.role == "tool":
             if m.name == "respond":
                 if m.meta.get("delivered"):
-                    msg = _respond_message(process, m.tool_call_id)
+                    msg = calls.get(m.tool_call_id or "", "")
                     out.append(f"{process.engine}: {msg}")
                 else:
                     out.append(f"  ✗ respond rejected: {(m.content or '')[:200]}")
@@ -123,12 +125,8 @@ def transcript_lines(process) -> list[str]:
     return out
 
 
-def _respond_message(process, call_id: str | None) -> str:
-    for m in process.history:
-        for c in m.tool_calls:
-            if c.id == call_id:
-                try:
-                    return str(c.parsed_arguments().get("message", ""))
-                except ValueError:
-                    return ""
-    return ""
+def _message_of(call) -> str:
+    try:
+        return str(call.parsed_arguments().get("message", ""))
+    except ValueError:
+        return ""

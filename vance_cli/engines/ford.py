@@ -38,7 +38,7 @@ from vance_cli.events import (
 )
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
 from vance_cli.store.process import Process, Status
-from vance_cli.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
 from vance_cli.tools.respond import RESPOND
 
 NO_TOOL_CALL_CORRECTION = (
@@ -49,6 +49,10 @@ NO_TOOL_CALL_CORRECTION = (
 EMPTY_REPLY_CORRECTION = (
     "VALIDATION CHECK: your previous response was empty (neither text nor a tool call). Call the "
     "tool you need now, or call `respond` with your reply."
+)
+EMPTY_REPLY_CORRECTION_LEGACY = (
+    "VALIDATION CHECK: your previous response was empty (neither text nor a tool call). Call the "
+    "tool you need now, or answer in text."
 )
 MIXED_RESPOND_ERROR = (
     "ERROR: respond must be the LAST and ONLY tool call in a turn. Your message was NOT shown to the "
@@ -121,7 +125,11 @@ class FordEngine:
     # --- the public entry point -------------------------------------------------------------
 
     async def run(self, process: Process) -> None:
-        """Drain the inbox turn by turn until the process waits for a person or has nothing to do."""
+        """Drain the inbox turn by turn until it is empty (an open turn, e.g. after a crash, first).
+
+        A message that arrived while a turn ran (or while the process waited, BLOCKED) is taken
+        in by the next turn, whatever the last turn's ``awaiting_user_input`` said.
+        """
         while True:
             turn = TurnState.of(process)
             if not turn.open:
@@ -129,8 +137,6 @@ class FordEngine:
                     return
                 self._open_turn(process, turn)
             await self.run_turn(process)
-            if process.status != Status.READY:
-                return
 
     # --- one turn ---------------------------------------------------------------------------
 
@@ -204,6 +210,10 @@ class FordEngine:
             # message in the middle of a conversation.
             if m.role == "system":
                 out.append(Message(role="user", content=m.content))
+            elif m.role == "assistant" and not m.tool_calls and not (m.content or "").strip():
+                # an empty reply stays in the history, not on the wire: Anthropic rejects empty
+                # text blocks, and the correction that follows says what happened
+                continue
             else:
                 out.append(m.model_copy(update={"meta": {}}))
         return out
@@ -219,7 +229,8 @@ class FordEngine:
             return
         if not text:
             process.history.append(Message(role="assistant", content=completion.text or "", meta={"kind": "empty"}))
-            self._correct(process, recipe, turn, EMPTY_REPLY_CORRECTION, "empty reply",
+            text = EMPTY_REPLY_CORRECTION if RESPOND in tools else EMPTY_REPLY_CORRECTION_LEGACY
+            self._correct(process, recipe, turn, text, "empty reply",
                           exhausted=f"the model returned {turn.corrections + 1} empty or malformed replies in this turn")
             return
         has_respond = RESPOND in tools
@@ -267,10 +278,12 @@ class FordEngine:
             if call.id in done_ids:
                 continue
             result = await self._run_tool(process, tools, call)
-            if result.data == "malformed":
+            if result.data == MALFORMED:
                 malformed = True
             elif result.ok:
                 turn.max_tool_chars = max(turn.max_tool_chars, len(result.content))
+                # new data since the last relay correction: the next brief reply may be corrected again
+                turn.relay_corrected_last = False
             self._append_result(process, call, result)
             turn.store(process)
             self._persist(process)
@@ -334,7 +347,7 @@ class FordEngine:
         tool = tools.get(call.name)
         if tool is None:
             result = ToolResult(
-                content=f"ERROR: unknown tool '{call.name}'. Available tools: {', '.join(tools)}.", ok=False, data="malformed"
+                content=f"ERROR: unknown tool '{call.name}'. Available tools: {', '.join(tools)}.", ok=False, data=MALFORMED
             )
         else:
             try:
@@ -405,7 +418,7 @@ def _malformed_result(name: str, problem: str) -> ToolResult:
     return ToolResult(
         content=f"ERROR: malformed call to `{name}`: {problem}. Send the call again with a JSON object that matches the tool's parameters.",
         ok=False,
-        data="malformed",
+        data=MALFORMED,
     )
 
 

@@ -114,11 +114,6 @@ def translate_exception(exc: BaseException, *, model: str, api_base: str | None,
     lowered = detail.lower()
     if "missing credentials" in lowered or "api_key client option must be set" in lowered:
         return error_for_status(401, detail, model=model, api_base=api_base)
-    status = getattr(exc, "status_code", None)
-    if _is_connection_error(exc) and status in (None, 500):
-        return connection_error(model, api_base, detail)
-    if isinstance(status, int) and status >= 400:
-        return error_for_status(status, detail, model=model, api_base=api_base, retry_after=parse_retry_after(_headers_of(exc)))
     if "LLM Provider NOT provided" in str(exc) or "llm provider not provided" in lowered:
         return ModelError(
             f"litellm does not know the provider of {model!r}",
@@ -127,6 +122,11 @@ def translate_exception(exc: BaseException, *, model: str, api_base: str | None,
                 "OpenAI-compatible servers), anthropic/claude-..., gemini/gemini-..., ollama/<name>"
             ),
         )
+    status = getattr(exc, "status_code", None)
+    if _is_connection_error(exc) and status in (None, 500):
+        return connection_error(model, api_base, detail)
+    if isinstance(status, int) and status >= 400:
+        return error_for_status(status, detail, model=model, api_base=api_base, retry_after=parse_retry_after(_headers_of(exc)))
     return ModelError(f"{model}: litellm failed: {type(exc).__name__}: {detail}", hint="set VANCE_DEBUG=1 for the traceback")
 
 

@@ -78,6 +78,7 @@ class Runtime:
 
         recipe = load_recipe(recipe_name, self.scopes)
         resolved = self.settings.resolve_model(model or recipe.model)
+        self.model(resolved)  # a bad model string fails here, before a process file exists
         process = Process(
             engine=recipe.engine,
             recipe=recipe.model_dump(mode="json"),
@@ -132,7 +133,9 @@ class Runtime:
         from vance_cli.tools.base import ToolContext, builtin_registry
 
         if model_override:
-            process.model = self.settings.resolve_model(model_override)
+            resolved = self.settings.resolve_model(model_override)
+            self.model(resolved)  # fail before the process changes
+            process.model = resolved
         if process.status in (Status.DONE,):
             raise UsageError(f"process {process.id} is DONE", hint="start a new one")
         model = self.model(process.model or self.settings.resolve_model(None))

@@ -38,6 +38,13 @@ class ToolResult:
     def error(cls, message: str) -> ToolResult:
         return cls(content=f"ERROR: {message}", ok=False)
 
+    @classmethod
+    def malformed(cls, message: str) -> ToolResult:
+        """The call itself was wrong (arguments unparseable or off-schema): engines count it."""
+        return cls(content=f"ERROR: {message}", ok=False, data=MALFORMED)
+
+
+MALFORMED = "malformed"
 
 RunFn = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
 
@@ -70,12 +77,12 @@ class Tool:
         try:
             args = json.loads(raw_arguments or "{}")
         except json.JSONDecodeError as exc:
-            return ToolResult.error(f"arguments for {self.name} are not valid JSON ({exc.msg}); send a JSON object")
+            return ToolResult.malformed(f"arguments for {self.name} are not valid JSON ({exc.msg}); send a JSON object")
         if not isinstance(args, dict):
-            return ToolResult.error(f"arguments for {self.name} must be a JSON object")
+            return ToolResult.malformed(f"arguments for {self.name} must be a JSON object")
         problems = self.validate(args)
         if problems:
-            return ToolResult.error(f"invalid arguments for {self.name}: " + "; ".join(problems))
+            return ToolResult.malformed(f"invalid arguments for {self.name}: " + "; ".join(problems))
         try:
             return await self.run(args, ctx)
         except Exception as exc:  # a tool bug must not kill the turn; the model sees it
