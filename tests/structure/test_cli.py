@@ -260,3 +260,146 @@ def test_cli_modules_import_only_typer_at_module_level():
 def test_missing_schema_is_a_usage_error(cli):
     result = cli("structure", "text")
     assert result.exit_code == 2 and "--schema is required" in result.stderr
+
+
+# -- review findings: refs, broken registry entries, unreadable paths, odd --schema values -------
+
+
+@pytest.fixture
+def script(tmp_path, monkeypatch):
+    """``script(*replies)`` → VANCE_MODEL=scripted:<file> answering those JSON replies in order."""
+
+    def make(*replies) -> Path:
+        path = tmp_path / "script.json"
+        path.write_text(json.dumps([{"text": r if isinstance(r, str) else json.dumps(r)} for r in replies]))
+        monkeypatch.setenv("VANCE_MODEL", f"scripted:{path}")
+        return path
+
+    return make
+
+
+def no_crash(result) -> bool:
+    return result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_dangling_ref_schema_exits_1_before_any_model_call(cli, script):
+    script()  # no replies: any model call would fail with "ran out of replies"
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
+    result = cli("structure", "text", "--schema", json.dumps(schema))
+    assert result.exit_code == 1 and no_crash(result), result.output
+    assert "$ref '#/$defs/nope'" in result.stderr and "does not resolve" in result.stderr and "fix:" in result.stderr
+    assert "ran out of replies" not in result.stderr
+
+
+def test_schemas_list_warns_about_a_broken_file_and_exits_0(cli, vance_home):
+    (vance_home / "schemas").mkdir()
+    broken = vance_home / "schemas" / "broken.json"
+    broken.write_text("{oops")
+    result = cli("schemas", "list")
+    assert result.exit_code == 0, result.output
+    assert "user-action-record" in result.stdout and "broken" not in result.stdout
+    warning = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and str(broken) in warning[0] and "not valid JSON" in warning[0]
+    as_json = cli("schemas", "list", "--json")
+    assert as_json.exit_code == 0 and str(broken) in as_json.stderr
+    assert all(json.loads(line)["name"] != "broken" for line in as_json.stdout.splitlines())
+
+
+def test_a_broken_file_breaks_only_its_own_name(cli, vance_home, script):
+    (vance_home / "schemas").mkdir()
+    (vance_home / "schemas" / "broken.json").write_text("{oops")
+    assert cli("schemas", "show", "contact").exit_code == 0
+    shown = cli("schemas", "show", "broken")
+    assert shown.exit_code == 1 and "broken.json is not valid JSON" in shown.stderr
+    script({"result": None, "_need": "the e-mail address"})
+    named = cli("structure", "Ann", "--schema", "contact", "--json")  # mode inferred: named
+    assert named.exit_code == 3, named.output
+    assert json.loads(named.stdout)["schemaMode"] == "named"
+    asked = cli("structure", "Ann", "--schema", "broken")  # inferred named, then the file's own error
+    assert asked.exit_code == 1 and "broken.json is not valid JSON" in asked.stderr
+
+
+def test_a_schema_path_behind_an_unreadable_folder_exits_1_naming_it(cli, tmp_path, monkeypatch):
+    locked = tmp_path / "locked" / "s.json"
+    real_stat = Path.stat
+
+    def stat(self, *a, **kw):
+        if str(self).startswith(str(tmp_path / "locked")):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    result = cli("structure", "text", "--schema", str(locked))
+    assert result.exit_code == 1 and no_crash(result), result.output
+    assert f"cannot access schema file {locked}: Permission denied" in result.stderr
+
+
+def test_an_unreadable_schema_file_exits_1_naming_it(cli, tmp_path, monkeypatch):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(INLINE))
+    real_read = Path.read_text
+
+    def read_text(self, *a, **kw):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    result = cli("structure", "text", "--schema", str(path))
+    assert result.exit_code == 1 and no_crash(result)
+    assert f"cannot read schema file {path}: Permission denied" in result.stderr
+
+
+def test_an_unreadable_manual_file_exits_1_naming_it(cli, tmp_path, monkeypatch):
+    schema_file = tmp_path / "s.json"
+    schema_file.write_text(json.dumps(INLINE))
+    manual = tmp_path / "m.md"
+    manual.write_text("be brief")
+    real_read = Path.read_text
+
+    def read_text(self, *a, **kw):
+        if self == manual:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read(self, *a, **kw)
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    result = cli("schemas", "add", "x", str(schema_file), "--manual", str(manual), "--scope", "user")
+    assert result.exit_code == 1 and no_crash(result)
+    assert f"cannot read manual file {manual}" in result.stderr
+
+
+def test_a_description_longer_than_a_file_name_is_still_a_description(cli):
+    long = "a record of " + "very " * 80 + "long things"  # one path component > 255 bytes
+    result = cli("structure", "text", "--schema", long)
+    assert no_crash(result), result.output
+    assert result.exit_code == 1 and "no model configured" in result.stderr  # it got as far as the builder
+
+
+def test_schema_naming_a_directory_is_an_error(cli, tmp_path, script):
+    script()
+    folder = tmp_path / "schemas-dir"
+    folder.mkdir()
+    for args in (("--schema", str(folder)), ("--schema", str(folder), "--mode", "json")):
+        result = cli("structure", "text", *args)
+        assert result.exit_code == 1 and no_crash(result), result.output
+        assert f"--schema {folder} is a directory" in result.stderr and "ran out of replies" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["[1,2]", "[]", "42", "null"])
+def test_inline_json_that_is_not_an_object_is_an_error(cli, script, value):
+    script()
+    result = cli("structure", "text", "--schema", value)
+    assert result.exit_code == 1 and no_crash(result), result.output
+    assert "must be a JSON object" in result.stderr and "ran out of replies" not in result.stderr
+
+
+def test_a_builder_failure_says_the_builder_failed_and_after_how_many_attempts(cli, script):
+    bad = {"schema": {"type": "list"}, "confidence": 0.9, "clarifyingQuestions": []}
+    script(bad, bad)
+    result = cli("structure", "text", "--schema", "a list of things", "--mode", "text")
+    assert result.exit_code == 4
+    assert "stale: the schema builder gave no valid schema after 2 attempt(s); last errors:" in result.stderr
+    assert "0 iteration(s)" not in result.stderr
+    script(bad, bad)
+    out = json.loads(cli("structure", "text", "--schema", "a list of things", "--mode", "text", "--json").stdout)
+    assert out["stage"] == "builder" and out["builderIterations"] == 2 and out["usage"]["calls"] == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from vance_cli.llm.reasons import (
     MAX_REASON_ERRORS,
     error_lines,
@@ -128,3 +130,25 @@ def test_a_ref_loop_is_an_invalid_schema_not_a_crash():
 
     with pytest.raises(InvalidSchema, match=r"\$ref loop"):
         error_lines({"anyOf": [{"$ref": "#"}, {"type": "string"}]}, 5)
+
+
+def test_error_lines_turns_an_unresolvable_ref_into_invalid_schema():
+    from vance_cli.errors import InvalidSchema
+
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
+    with pytest.raises(InvalidSchema, match=r"\$ref '#/\$defs/nope' does not resolve") as exc:
+        error_lines(schema, {"a": 1})
+    assert exc.value.hint
+
+
+def test_validation_never_fetches_a_remote_ref(monkeypatch):
+    import urllib.request
+
+    from vance_cli.errors import InvalidSchema
+
+    def no_network(*a, **kw):
+        raise AssertionError("validation tried to fetch a remote schema")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    with pytest.raises(InvalidSchema, match="does not resolve"):
+        error_lines({"properties": {"a": {"$ref": "https://example.invalid/s.json"}}}, {"a": 1})

@@ -148,3 +148,58 @@ def test_lookup_never_creates_files(vance_home, project):
     registry().find("user-action-record")
     registry().list_available()
     assert not (vance_home / "data").exists() and not (project / "data").exists()
+
+
+def test_a_broken_file_is_skipped_by_listing_and_inference_but_raises_when_named(vance_home):
+    folder = vance_home / "schemas"
+    write_schema(folder, "good", SIMPLE)
+    (folder / "broken.json").write_text("{oops")
+    reg = registry()
+    entries, broken = reg.scan()
+    assert "good" in {e.schema.name for e in entries} and "broken" not in {e.schema.name for e in entries}
+    assert [(b.name, b.scope, b.source) for b in broken] == [("broken", "user", str(folder / "broken.json"))]
+    assert "is not valid JSON" in broken[0].problem
+    assert "good" in reg.names() and "broken" not in reg.names()
+    assert "broken" in reg.known_names()  # inference still routes the name to its clear error
+    assert reg.get("good").schema == SIMPLE and reg.get("user-action-record").scope == "bundled"
+    with pytest.raises(InvalidSchema, match="broken.json is not valid JSON"):
+        reg.get("broken")
+    with pytest.raises(SchemaNotFound) as exc:
+        reg.get("nope")
+    assert "good" in exc.value.message and "broken" not in exc.value.message
+
+
+def test_a_broken_file_shadowing_a_bundled_name_still_shadows_it(vance_home):
+    folder = vance_home / "schemas"
+    folder.mkdir()
+    (folder / "contact.json").write_text('{"type": 5}')
+    reg = registry()
+    contact = [e for e in reg.list_available() if e.schema.name == "contact"]
+    assert [(e.schema.scope, e.shadowed_by) for e in contact] == [("bundled", "registry:tenant:local (broken)")]
+    with pytest.raises(InvalidSchema, match="contact.json is not a valid JSON Schema"):
+        reg.get("contact")  # never silently the bundled one
+
+
+def test_broken_override_rows_and_unreadable_manuals_are_skipped_too(vance_home):
+    from tinydb import TinyDB
+
+    from vance_cli.structure.db import AtomicJSONStorage
+
+    (vance_home / "data").mkdir()
+    with TinyDB(vance_home / "data" / "structure.json", storage=AtomicJSONStorage) as db:
+        db.table("structure_schemas").insert({"name": "rotten", "scope": "user", "schema": {"type": 5}, "version": "1.0"})
+    folder = vance_home / "schemas"
+    write_schema(folder, "latin", SIMPLE)
+    (folder / "latin.manual.md").write_bytes(b"\xff\xfe caf\xe9")
+    entries, broken = registry().scan()
+    assert {b.name for b in broken} == {"rotten", "latin"}
+    assert not {"rotten", "latin"} & {e.schema.name for e in entries}
+    with pytest.raises(InvalidSchema, match="cannot read manual file"):
+        registry().get("latin")
+
+
+def test_a_non_utf8_schema_file_is_a_clear_error(vance_home):
+    (vance_home / "schemas").mkdir()
+    (vance_home / "schemas" / "bin.json").write_bytes(b'{"title": "\xff"}')
+    with pytest.raises(InvalidSchema, match="bin.json is not UTF-8 text"):
+        registry().get("bin")

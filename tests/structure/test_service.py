@@ -212,6 +212,62 @@ async def test_text_mode_builder_failure_is_stale(scripted):
     assert result.status == "stale" and result.errors[0].startswith("schema builder: ")
 
 
+async def test_text_mode_builder_failure_reports_the_builder_stage_and_its_attempts(scripted):
+    bad = builder_answer(schema={"type": "list"})
+    models = Models(scripted, openai_content=[bad, bad])
+    result = await run(StructureService(settings(), model_factory=models), prompt="x", schema="a list", schemaMode="text")
+    assert result.stage == "builder" and result.builderIterations == 2 and result.iterations == 0
+    assert result.usage.calls == 2
+    d = result.to_dict()
+    assert d["stage"] == "builder" and d["builderIterations"] == 2
+
+
+async def test_content_stage_results_say_so_and_carry_no_builder_fields_outside_text_mode(scripted):
+    models = Models(scripted, openai_content=[envelope({"name": "a", "priority": 1})])
+    result = await run(StructureService(settings(), model_factory=models), prompt="a", schema=INLINE)
+    d = result.to_dict()
+    assert d["stage"] == "content"
+    assert not {"schemaCached", "builderIterations", "builderNotes"} & d.keys()
+
+
+async def test_text_mode_downgrades_are_the_target_schemas_alike_on_cache_hit_and_miss(scripted):
+    target = {
+        "type": "object",
+        "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}},
+        "required": ["tags"],
+        "additionalProperties": False,
+    }
+    s = settings(**{"structure.schemaBuilderModel": "openai/builder"})
+    models = Models(scripted, openai_builder=[builder_answer(schema=target)], openai_content=[envelope({"tags": ["a"]})] * 2)
+    service = StructureService(s, model_factory=models)
+    miss = await run(service, prompt="a", schema="tags (unique strings)", schemaMode="text")
+    hit = await run(service, prompt="a", schema="tags (unique strings)", schemaMode="text")
+    assert (miss.schemaCached, hit.schemaCached) == (False, True)
+    expected = ["/properties/tags: uniqueItems removed (not enforced by openai; checked locally)"]
+    assert miss.schemaDowngrades == expected and hit.schemaDowngrades == expected
+    # The builder's own meta-schema notes are kept apart, and only a real builder call has them.
+    assert miss.builderNotes and not any("tags" in n for n in miss.builderNotes)
+    assert hit.builderNotes == [] and (miss.builderIterations, hit.builderIterations) == (1, 0)
+
+
+async def test_dangling_ref_is_rejected_before_any_model_call(scripted):
+    models = Models(scripted)
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
+    with pytest.raises(InvalidSchema, match=r"\$ref '#/\$defs/nope' \(at /properties/a/\$ref\) does not resolve") as exc:
+        await run(StructureService(settings(), model_factory=models), prompt="x", schema=schema)
+    assert exc.value.hint and "$defs" in exc.value.hint
+    assert models.names == []
+
+
+async def test_json_that_is_no_object_is_json_mode_and_rejected(scripted):
+    models = Models(scripted)
+    service = StructureService(settings(), model_factory=models)
+    for text in ("[1, 2]", "42", "true"):
+        with pytest.raises(InvalidSchema, match="must be a JSON object"):
+            await run(service, prompt="x", schema=text)
+    assert models.names == []
+
+
 # -- mode inference, settings --------------------------------------------------------------------
 
 
@@ -222,6 +278,8 @@ async def test_mode_is_inferred_when_not_given(scripted):
     assert infer_mode("{}") == "json" and infer_mode({"type": "object"}) == "json"
     assert infer_mode("name and age", lambda: ["contact"]) == "text"
     assert infer_mode("contact", lambda: ["contact"]) == "named"
+    assert infer_mode("[1, 2]") == "json" and infer_mode("3") == "json" and infer_mode("null") == "json"
+    assert infer_mode('"a quoted description"') == "text"
 
 
 async def test_require_strict_setting_turns_strict_off(scripted):

@@ -25,7 +25,9 @@ def test_tool_is_registered_with_the_spec_parameters():
     assert tool.name == "structure"
     assert params["required"] == ["prompt", "schema"]
     assert params["properties"]["schemaMode"]["enum"] == ["json", "named", "text"]
-    assert params["properties"]["schemaMode"]["default"] == "json"
+    mode = params["properties"]["schemaMode"]
+    assert "default" not in mode  # omitting it means inference, not json
+    assert "omitted: inferred — object → json, a registered name → named, else text" in mode["description"].lower()
     loops = params["properties"]["maxLoops"]
     assert (loops["default"], loops["minimum"], loops["maximum"]) == (3, 1, 10)
     types = [alt["type"] for alt in params["properties"]["schema"]["anyOf"]]
@@ -55,7 +57,36 @@ async def test_need_more_input_is_a_result_not_an_error(tmp_path, scripted):
 async def test_string_schema_without_mode_is_inferred(tmp_path, scripted):
     model = scripted({"result": None, "_need": "x"})
     result = await make_tool().invoke(json.dumps({"prompt": "p", "schema": "contact"}), ctx(tmp_path, model))
-    assert json.loads(result.content)["schemaMode"] == "named"
+    payload = json.loads(result.content)
+    assert payload["schemaMode"] == "named" and payload["modeInferred"] is True
+
+
+async def test_omitted_schema_mode_is_inferred_for_an_object_too(tmp_path, scripted):
+    model = scripted({"result": {"name": "Mike"}, "_need": None})
+    result = await make_tool().invoke(json.dumps({"prompt": "Mike", "schema": INLINE}), ctx(tmp_path, model))
+    payload = json.loads(result.content)
+    assert payload["schemaMode"] == "json" and payload["modeInferred"] is True
+
+
+async def test_stated_schema_mode_is_not_reported_as_inferred(tmp_path, scripted):
+    model = scripted({"result": {"name": "Mike"}, "_need": None})
+    args = {"prompt": "Mike", "schema": INLINE, "schemaMode": "json"}
+    payload = json.loads((await make_tool().invoke(json.dumps(args), ctx(tmp_path, model))).content)
+    assert payload["schemaMode"] == "json" and payload["modeInferred"] is False
+
+
+async def test_string_that_is_json_but_no_object_is_an_error_result(tmp_path, scripted):
+    model = scripted()
+    result = await make_tool().invoke(json.dumps({"prompt": "p", "schema": "[1, 2]"}), ctx(tmp_path, model))
+    assert not result.ok and "must be a JSON object" in result.content and model.requests == []
+
+
+async def test_dangling_ref_is_an_error_result_before_any_model_call(tmp_path, scripted):
+    model = scripted()
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}}}
+    result = await make_tool().invoke(json.dumps({"prompt": "p", "schema": schema}), ctx(tmp_path, model))
+    assert not result.ok and "$ref '#/$defs/nope'" in result.content and "does not resolve" in result.content
+    assert model.requests == []
 
 
 async def test_invalid_schema_is_an_error_result(tmp_path, scripted):

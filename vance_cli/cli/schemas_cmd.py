@@ -33,13 +33,17 @@ def register(app: typer.Typer) -> None:
 
     @schemas.command("list")
     def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per schema.")) -> None:
-        """List every schema; shadowed entries are marked with the origin that wins."""
+        """List every schema; shadowed entries are marked with the origin that wins, broken ones warned about on stderr."""
 
         def body() -> None:
-            from vance_cli.cli.common import emit_json
+            from vance_cli.cli.common import emit_json, err
 
             registry, _ = _registry()
-            entries = registry.list_available()
+            entries, broken = registry.scan()
+            # A broken entry is skipped, not fatal: say which file and what is wrong, keep exit 0.
+            for b in broken:
+                what = f"schema {b.name!r}" if b.name else "schemas"
+                err(f"warning: skipped {what} from {b.source}: {b.problem}")
             if json_out:
                 for e in entries:
                     row = e.schema.as_dict()

@@ -46,49 +46,93 @@ def read_prompt(prompt: str | None) -> str:
     return prompt
 
 
-def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]]) -> tuple[Any, str, bool]:
-    """(schema value for the service, mode, inferred) from --schema and --mode."""
+def probe_path(text: str) -> tuple[Any, str | None]:
+    """(path, kind) when a --schema value names something on disk (kind "file", "dir" or "other"),
+    else (None, None). Any other OSError (an unreadable folder on the way) is an InvalidSchema
+    naming the path: the value clearly is one, and the user has to fix its permissions."""
+    import errno
+    import stat
     from pathlib import Path
 
+    from vance_cli.structure.errors import InvalidSchema
+
+    if not text or len(text) >= 4096 or "\n" in text or "\x00" in text or text.startswith(("{", "[")):
+        return None, None
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # "~nosuchuser/..." is no path of this machine
+        return None, None
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    except OSError as exc:
+        # A description longer than a file name may be is just a description.
+        if exc.errno in (errno.ENAMETOOLONG, errno.EINVAL, errno.ELOOP):
+            return None, None
+        raise InvalidSchema(
+            f"cannot access schema file {path}: {exc.strerror or exc}",
+            hint="check the permissions of the file and of the folders above it",
+        ) from exc
+    if stat.S_ISDIR(mode):
+        return path, "dir"
+    return path, "file" if stat.S_ISREG(mode) else "other"
+
+
+def read_schema_file(path: Any) -> Any:
+    """The schema in a file, checked; every read problem is an InvalidSchema naming the path."""
+    import json
+
+    from vance_cli.structure.errors import InvalidSchema, check_schema
+
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidSchema(
+            f"cannot read schema file {path}: {exc.strerror or exc}",
+            hint="check the path and the permissions of the file and its folders",
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidSchema(f"schema file {path} is not valid JSON: {exc}", hint=f"fix the JSON in {path}") from exc
+    return check_schema(value, where=f"schema file {path}")
+
+
+def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]]) -> tuple[Any, str, bool]:
+    """(schema value for the service, mode, inferred) from --schema and --mode."""
     from vance_cli.errors import UsageError
     from vance_cli.structure.errors import InvalidSchema
-    from vance_cli.structure.service import parse_inline
+    from vance_cli.structure.service import infer_mode, parse_inline
 
     if mode is not None and mode not in MODES:
         raise UsageError(f"unknown --mode {mode!r}", hint="use --mode json, named or text")
     text = schema.strip()
     if not text:
         raise UsageError("--schema is empty", hint="pass a schema file, inline JSON, a registry name or a description")
-    path = Path(text).expanduser() if len(text) < 4096 and "\n" not in text else None
-    is_file = path is not None and path.is_file()
     inferred = mode is None
-    looks_like_file = not text.startswith("{") and text.endswith(".json") and " " not in text
-    if mode in (None, "json") and looks_like_file and not is_file:
+    # Only json (stated or possible) looks at the disk: a name or a description is never a path.
+    path, kind = probe_path(text) if mode in (None, "json") else (None, None)
+    looks_like_file = not text.startswith(("{", "[")) and text.endswith(".json") and " " not in text
+    if kind is None and mode in (None, "json") and looks_like_file:
         raise InvalidSchema(f"schema file {text} does not exist", hint="check the path, or pass the schema as inline JSON")
     if mode is None:
-        if is_file or text.startswith("{"):
-            mode = "json"
-        elif text in known():
-            mode = "named"
-        else:
-            mode = "text"
+        mode = "json" if kind == "file" else infer_mode(text, known)
+        if kind is not None and mode == "text":
+            mode = "json"  # it names something on disk, so it was meant as a file (a directory is an error below)
     if mode != "json":
         return text, mode, inferred
-    if is_file:
-        assert path is not None
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path and the file's permissions") from exc
-        try:
-            import json
-
-            value = json.loads(raw)
-        except ValueError as exc:
-            raise InvalidSchema(f"schema file {path} is not valid JSON: {exc}", hint=f"fix the JSON in {path}") from exc
-        from vance_cli.structure.errors import check_schema
-
-        return check_schema(value, where=f"schema file {path}"), mode, inferred
+    if kind == "dir":
+        raise InvalidSchema(
+            f"--schema {path} is a directory, not a schema file",
+            hint="pass a JSON Schema file, inline JSON, a registry name, or --mode text for a description",
+        )
+    if kind == "other":
+        raise InvalidSchema(f"--schema {path} is not a regular file", hint="pass a JSON Schema file or inline JSON")
+    if kind == "file":
+        return read_schema_file(path), mode, inferred
     return parse_inline(text), mode, inferred
 
 
@@ -122,7 +166,7 @@ def register(app: typer.Typer) -> None:
             text = read_prompt(prompt)
             scopes, settings = load_context()
             registry = SchemaRegistry(scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT)))
-            value, used_mode, inferred = load_schema_arg(schema, mode, registry.names)
+            value, used_mode, inferred = load_schema_arg(schema, mode, registry.known_names)
             service = StructureService(settings, registry=registry)
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
@@ -138,7 +182,11 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(EXIT_NEED_MORE_INPUT)
             if result.status == "stale":
                 if not json_out:
-                    err(f"stale: no valid output after {result.iterations} iteration(s); last errors:")
+                    if result.stage == "builder":
+                        attempts = result.builderIterations or 0
+                        err(f"stale: the schema builder gave no valid schema after {attempts} attempt(s); last errors:")
+                    else:
+                        err(f"stale: no valid output after {result.iterations} iteration(s); last errors:")
                     for line in result.errors:
                         err(f"- {line}")
                 raise typer.Exit(EXIT_STALE)

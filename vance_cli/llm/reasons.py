@@ -26,8 +26,14 @@ MAX_VALUE_CHARS = 60
 
 
 def make_validator(schema: dict[str, Any] | bool) -> Draft202012Validator:
-    """A Draft 2020-12 validator that asserts ``format`` (date-time needs rfc3339-validator)."""
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    """A Draft 2020-12 validator that asserts ``format`` (date-time needs rfc3339-validator).
+
+    Its registry knows the schema and the official meta-schemas only: jsonschema's default would
+    fetch an unknown remote ``$ref`` over the network; here it raises (see ``error_lines``).
+    """
+    from referencing import Registry
+
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=Registry())
 
 
 def pointer(parts: Any) -> str:
@@ -176,6 +182,8 @@ def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Draft20
     """Every validation problem as a line, in data order; empty when the instance is valid."""
     v = validator or make_validator(schema)
     lines: list[str] = []
+    from referencing.exceptions import Unresolvable
+
     try:
         errors = list(v.iter_errors(instance))
     except RecursionError:
@@ -185,6 +193,13 @@ def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Draft20
             "the schema refers to itself without descending into the value (a $ref loop), so nothing can be validated against it",
             hint='make every recursive "$ref" sit under properties or items',
         ) from None
+    except Unresolvable as exc:
+        # jsonschema wraps referencing's error in a frozen attrs exception that crashes callers
+        # which set attributes on it (typer does); translate it where it enters.
+        from vance_cli.structure.errors import unresolvable_ref
+
+        ref = str(getattr(exc, "ref", "?"))
+        raise unresolvable_ref("#" + ref if ref.startswith("/") else ref, why="it names nothing inside the schema") from None
     for err in errors:
         for line in describe(err):
             if line not in lines:

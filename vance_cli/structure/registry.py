@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vance_cli.errors import UsageError
+from vance_cli.errors import UsageError, VanceError
 from vance_cli.structure.errors import InvalidSchema, SchemaNotFound, check_schema
 
 if TYPE_CHECKING:
@@ -76,6 +76,16 @@ class SchemaListing:
     shadowed_by: str | None  # the origin that wins over this entry, if any
 
 
+@dataclass
+class BrokenSchema:
+    """An entry that could not be loaded: skipped by listings and inference, an error when asked for by name."""
+
+    name: str | None  # None when a whole source (a corrupt override table) is unreadable
+    scope: str
+    source: str
+    problem: str  # the InvalidSchema/StoreError message
+
+
 def check_name(name: str) -> str:
     """Registry names are file-name safe; a leading "_" is reserved for internal files."""
     if not NAME_RE.match(name or "") or name.startswith("_"):
@@ -91,6 +101,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the file's permissions") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -168,8 +180,11 @@ class SchemaRegistry:
         schema = _read_json(path)
         manual_path = path.with_name(path.name[: -len(".json")] + ".manual.md")
         manual = None
-        if manual_path.is_file():
-            manual = manual_path.read_text(encoding="utf-8").strip() or None
+        try:
+            if manual_path.is_file():
+                manual = manual_path.read_text(encoding="utf-8").strip() or None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidSchema(f"cannot read manual file {manual_path}: {exc}", hint="check the file's permissions and encoding") from exc
         return RegisteredSchema(
             name=path.name[: -len(".json")],
             schema=schema,
@@ -207,30 +222,75 @@ class SchemaRegistry:
             )
         return found
 
-    def list_available(self) -> list[SchemaListing]:
-        """Every entry of every scope in lookup order; later duplicates are marked shadowed."""
+    def scan(self) -> tuple[list[SchemaListing], list[BrokenSchema]]:
+        """Every loadable entry of every scope in lookup order (later duplicates marked shadowed),
+        and the entries that failed to load. One broken file never hides the others."""
         entries: list[SchemaListing] = []
+        broken: list[BrokenSchema] = []
         winners: dict[str, str] = {}
-        for scope, folder in self.scopes.search_path("schemas"):
-            found: list[RegisteredSchema] = []
-            for row in sorted(self._overrides(scope), key=lambda r: str(r.get("name"))):
-                if NAME_RE.match(str(row.get("name") or "")) and not str(row.get("name")).startswith("_"):
-                    found.append(self._from_row(row, scope))
-            if folder.is_dir():
-                for path in sorted(folder.glob("*.json")):
-                    stem = path.name[: -len(".json")]
-                    if stem.startswith("_") or not NAME_RE.match(stem):
-                        continue
-                    found.append(self._from_file(path, scope))
-            for item in found:
-                winner = winners.get(item.name)
-                entries.append(SchemaListing(schema=item, shadowed_by=winner))
-                if winner is None:
-                    winners[item.name] = item.schema_origin
-        return entries
 
-    def names(self) -> list[str]:
-        return sorted({e.schema.name for e in self.list_available()})
+        def claim(name: str, origin: str) -> str | None:
+            winner = winners.get(name)
+            if winner is None:
+                winners[name] = origin
+            return winner
+
+        for scope, folder in self.scopes.search_path("schemas"):
+            found: list[RegisteredSchema | BrokenSchema] = []
+            try:
+                rows = sorted(self._overrides(scope), key=lambda r: str(r.get("name")))
+            except VanceError as exc:
+                rows = []
+                broken.append(BrokenSchema(name=None, scope=scope, source=str(self._db_path(scope)), problem=exc.message))
+            for row in rows:
+                name = str(row.get("name") or "")
+                if NAME_RE.match(name) and not name.startswith("_"):
+                    try:
+                        found.append(self._from_row(row, scope))
+                    except VanceError as exc:
+                        found.append(BrokenSchema(name=name, scope=scope, source=f"{self._db_path(scope)}#{TABLE}", problem=exc.message))
+            try:
+                paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+            except OSError as exc:
+                paths = []
+                broken.append(BrokenSchema(name=None, scope=scope, source=str(folder), problem=f"cannot list {folder}: {exc.strerror}"))
+            for path in paths:
+                stem = path.name[: -len(".json")]
+                if stem.startswith("_") or not NAME_RE.match(stem):
+                    continue
+                try:
+                    found.append(self._from_file(path, scope))
+                except VanceError as exc:
+                    found.append(BrokenSchema(name=stem, scope=scope, source=str(path), problem=exc.message))
+            for item in found:
+                if isinstance(item, BrokenSchema):
+                    broken.append(item)
+                    # A broken entry still wins its name: `get` raises for it rather than falling through.
+                    claim(str(item.name), f"registry:{self.origin_for(scope)} (broken)")
+                    continue
+                entries.append(SchemaListing(schema=item, shadowed_by=claim(item.name, item.schema_origin)))
+        return entries, broken
+
+    def list_available(self) -> list[SchemaListing]:
+        """Every loadable entry in lookup order; later duplicates are marked shadowed (see ``scan``)."""
+        return self.scan()[0]
+
+    def broken(self) -> list[BrokenSchema]:
+        return self.scan()[1]
+
+    def names(self, *, include_broken: bool = False) -> list[str]:
+        """The names that resolve to a loadable schema; with ``include_broken`` also the names of
+        broken entries (mode inference: asking for such a name should say what is wrong with it,
+        not silently turn the name into a text-mode description)."""
+        entries, broken = self.scan()
+        names = {e.schema.name for e in entries if e.shadowed_by is None}
+        if include_broken:
+            names |= {b.name for b in broken if b.name}
+        return sorted(names)
+
+    def known_names(self) -> list[str]:
+        """Every name the registry holds, loadable or not: what mode inference matches against."""
+        return self.names(include_broken=True)
 
     # ------------------------------------------------------------------ overrides
 

@@ -5,6 +5,9 @@ Schema stage:
   schema is an InvalidSchema error, no model call);
 - ``named``: the registry (project → user/"tenant" → bundled); the manual becomes a system block;
 - ``text``: the builder (cached); its confidence gate may end the call with ``need-more-input``.
+  The result's ``stage`` says which stage ended the call (``builder`` or ``content``);
+  ``builderIterations`` and ``builderNotes`` (the builder call's own downgrades) stay apart from
+  ``iterations`` and ``schemaDowngrades``, which are about the content stage and the target schema.
 
 Content stage: ``call_for_json`` with ``allow_need=True`` (the ``_need`` escape), the model from
 ``structure.model`` (or the request's override), strictness from
@@ -88,9 +91,14 @@ class StructureResult(BaseModel):
     outputMode: str = ""  # "json_schema:strict" | "json_schema" | "json_object" | "prompt" | "" (no content call)
     model: str | None = None
     usage: StructureUsage = Field(default_factory=StructureUsage)
+    # Keywords of the *target* schema the provider could not enforce (checked locally anyway);
+    # the same for the same schema whether text mode built it now or took it from the cache.
     schemaDowngrades: list[str] = Field(default_factory=list)
     formatFallbacks: list[str] = Field(default_factory=list)
+    stage: Literal["builder", "content"] = "content"  # the stage that ended the call (builder: text mode's schema builder)
     schemaCached: bool | None = None  # text mode: the builder's schema came from the cache
+    builderIterations: int | None = None  # text mode: builder attempts made (0 on a cache hit)
+    builderNotes: list[str] | None = None  # text mode: the builder call's own downgrades and format fallbacks
     schema_: dict[str, Any] | None = Field(default=None, alias="schema", exclude=True)  # the schema used
 
     model_config = ConfigDict(populate_by_name=True)
@@ -104,20 +112,33 @@ class StructureResult(BaseModel):
             out.pop("need", None)
         if self.status != "stale":
             out.pop("errors", None)
-        if out.get("schemaCached") is None:
-            out.pop("schemaCached", None)
+        for key in ("schemaCached", "builderIterations", "builderNotes"):
+            if out.get(key) is None:
+                out.pop(key, None)
         return out
 
 
+def _json_scalar(text: str) -> bool:
+    """A JSON number, true, false or null: JSON, but no schema and no plausible description."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return not isinstance(value, (str, dict, list))
+
+
 def infer_mode(schema: Any, known_names: Callable[[], list[str]] | None = None) -> SchemaMode:
-    """Object or "{..." → json; a registry name → named; anything else → text."""
-    if isinstance(schema, dict):
+    """Object, "{..." or "[..." → json; a registry name → named; other JSON that is no string → json
+    (so it is rejected as "not a JSON object" instead of costing a builder call); else → text."""
+    if not isinstance(schema, str):
         return "json"
-    text = str(schema).strip()
-    if text.startswith("{"):
+    text = schema.strip()
+    if text.startswith(("{", "[")):
         return "json"
     if known_names is not None and text in known_names():
         return "named"
+    if _json_scalar(text):
+        return "json"
     return "text"
 
 
@@ -204,12 +225,11 @@ class StructureService:
         if isinstance(raw, dict):
             mode, inferred = "json", request.schemaMode is None  # an object is always json (spec §2.1)
         elif mode is None:
-            mode = infer_mode(raw, self.registry().names)
+            mode = infer_mode(raw, self.registry().known_names)
         require_strict = bool(settings.get("structure.requireProviderStrictOutput", True))
         usage = Usage()
-        downgrades: list[str] = []
         manual: str | None = None
-        cached: bool | None = None
+        builder_info: dict[str, Any] = {}
 
         if mode == "json":
             schema = parse_inline(raw)
@@ -225,17 +245,16 @@ class StructureService:
                 raise UsageError("the schema description is empty", hint="describe the fields you want, e.g. 'name (string), age (integer)'")
             built = await self._build(description, request.model, require_strict)
             usage.add(built.usage)
-            downgrades.extend(f"builder: {d}" for d in built.downgrades)
-            cached = built.cached
+            builder_info = {"schemaCached": built.cached, "builderIterations": built.iterations, "builderNotes": list(built.downgrades)}
             base = {
                 "schemaOrigin": "inferred",
                 "schemaMode": mode,
                 "modeInferred": inferred,
                 "iterations": 0,
                 "usage": StructureUsage.of(usage),
-                "schemaDowngrades": downgrades,
-                "schemaCached": cached,
+                "stage": "builder",
                 "model": built.model,
+                **builder_info,
             }
             if built.status == "need-more-input":
                 return StructureResult(status="need-more-input", need=built.need, schema=built.schema, **base)
@@ -277,10 +296,11 @@ class StructureService:
             outputMode=out.output_mode,
             model=model_name,
             usage=StructureUsage.of(usage),
-            schemaDowngrades=downgrades + out.schema_downgrades,
+            schemaDowngrades=list(out.schema_downgrades),
             formatFallbacks=out.format_fallbacks,
-            schemaCached=cached,
+            stage="content",
             schema=schema,
+            **builder_info,
         )
 
     def _builder(self, override: str | None, require_strict: bool):

@@ -44,13 +44,12 @@ PARAMETERS: dict[str, Any] = {
             ]
         },
         "schemaMode": {
+            # No "default": omitting it does not mean json, it means inference (StructureService.infer_mode).
             "type": "string",
             "enum": ["json", "named", "text"],
-            "default": "json",
             "description": (
-                "Disambiguate when 'schema' is a string. Ignored when 'schema' is an object (always "
-                "'json'). When omitted with a string schema, it is inferred: '{...}' is json, a "
-                "registry name is named, anything else text."
+                "How to read 'schema'. Omitted: inferred — object → json, a registered name → named, "
+                "else text. Ignored when 'schema' is an object (always json)."
             ),
         },
         "maxLoops": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10},
@@ -71,14 +70,11 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
         settings = Settings.load(Scopes.discover())
     service = StructureService(settings, model_factory=ctx.extra.get("structure_model_factory"))
-    schema = args["schema"]
-    mode = args.get("schemaMode")
-    if isinstance(schema, dict):
-        mode = "json"
+    # schemaMode stays None when omitted, so the service infers it and reports modeInferred.
     request = StructureRequest(
         prompt=args["prompt"],
-        schema=schema,
-        schemaMode=mode,
+        schema=args["schema"],
+        schemaMode=args.get("schemaMode"),
         maxLoops=int(args.get("maxLoops", 3)),
     )
     try:
