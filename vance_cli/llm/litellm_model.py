@@ -19,14 +19,14 @@ from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.guard import check_request_allowed
-from vance_cli.llm.openai_compat import parse_response
+from vance_cli.llm.openai_compat import build_body, parse_response
 from vance_cli.llm.retry import (
     connection_error,
     error_for_status,
     parse_retry_after,
+    retry_per_settings,
     retry_settings,
     timeout_error,
-    with_transport_retries,
 )
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
@@ -153,24 +153,9 @@ class LiteLLMModel:
         self._sleep = sleep
 
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.name,
-            "messages": [m.to_openai() for m in request.messages],
-            "timeout": self.timeout,
-            "num_retries": 0,
-        }
-        if request.tools:
-            kwargs["tools"] = [t.to_openai() for t in request.tools]
-            if request.tool_choice is not None:
-                kwargs["tool_choice"] = request.tool_choice
-            if request.parallel_tool_calls is not None and self.capabilities.parallel_tool_calls:
-                kwargs["parallel_tool_calls"] = request.parallel_tool_calls
-        if request.response_format is not None:
-            kwargs["response_format"] = request.response_format
-        if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            kwargs["max_tokens"] = request.max_tokens
+        # The same fields as the direct transport's body; litellm maps them per provider.
+        kwargs = build_body(request, self.name, self.capabilities)
+        kwargs.update(timeout=self.timeout, num_retries=0)
         if self.api_base:
             kwargs["api_base"] = self.api_base
         api_key = self.api_key
@@ -197,16 +182,7 @@ class LiteLLMModel:
                 raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
             return self._to_completion(litellm, response)
 
-        r = self.retries
-        return await with_transport_retries(
-            attempt,
-            attempts=int(r["attempts"]),
-            base_delay=r["base_delay"],
-            max_delay=r["max_delay"],
-            max_total=r["max_total"],
-            sleep=self._sleep,
-            describe=f"{self.name} at {self.api_base or 'the provider'}",
-        )
+        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base or 'the provider'}")
 
     def _to_completion(self, litellm: Any, response: Any) -> Completion:
         # warnings=False: litellm's response types complain (UserWarning) when a server sends

@@ -26,9 +26,9 @@ from vance_cli.llm.retry import (
     connection_error,
     error_for_status,
     parse_retry_after,
+    retry_per_settings,
     retry_settings,
     timeout_error,
-    with_transport_retries,
 )
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
@@ -192,16 +192,7 @@ class OpenAICompatModel:
         async def attempt() -> Completion:
             return await self._post(url, body)
 
-        r = self.retries
-        return await with_transport_retries(
-            attempt,
-            attempts=int(r["attempts"]),
-            base_delay=r["base_delay"],
-            max_delay=r["max_delay"],
-            max_total=r["max_total"],
-            sleep=self._sleep,
-            describe=f"{self.name} at {self.api_base}",
-        )
+        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}")
 
     async def _post(self, url: str, body: dict[str, Any]) -> Completion:
         try:

@@ -171,3 +171,22 @@ async def with_transport_retries(
         hint=hint,
         retry_after=last.retry_after,
     ) from last
+
+
+async def retry_per_settings(
+    attempt: Callable[[], Awaitable[T]],
+    retries: Mapping[str, float],
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    describe: str = "",
+) -> T:
+    """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
+    return await with_transport_retries(
+        attempt,
+        attempts=int(retries["attempts"]),
+        base_delay=retries["base_delay"],
+        max_delay=retries["max_delay"],
+        max_total=retries["max_total"],
+        sleep=sleep,
+        describe=describe,
+    )
