@@ -90,15 +90,11 @@ class EventBus:
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
-        self.history: list[Event] = []
-        self.keep_history = False
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
     def emit(self, event: Event) -> None:
-        if self.keep_history:
-            self.history.append(event)
         for listener in list(self._listeners):
             listener(event)

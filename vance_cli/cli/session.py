@@ -17,19 +17,17 @@ class ChatSession:
     pid: str
     model: str | None
     json_out: bool
-    created: bool
 
     @classmethod
     def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> ChatSession:
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings)
         pid = runtime.find(resume=resume, continue_last=continue_last)
-        created = pid is None
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
         runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
-        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, created=created)
+        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out)
 
     def err(self, text: str) -> None:
         err(text)

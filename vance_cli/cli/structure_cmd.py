@@ -79,28 +79,6 @@ def probe_path(text: str) -> tuple[Any, str | None]:
     return path, "file" if stat.S_ISREG(mode) else "other"
 
 
-def read_schema_file(path: Any) -> Any:
-    """The schema in a file, checked; every read problem is an InvalidSchema naming the path."""
-    import json
-
-    from vance_cli.structure.errors import InvalidSchema, check_schema
-
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidSchema(
-            f"cannot read schema file {path}: {exc.strerror or exc}",
-            hint="check the path and the permissions of the file and its folders",
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidSchema(f"schema file {path} is not valid JSON: {exc}", hint=f"fix the JSON in {path}") from exc
-    return check_schema(value, where=f"schema file {path}")
-
-
 def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]]) -> tuple[Any, str, bool]:
     """(schema value for the service, mode, inferred) from --schema and --mode."""
     from vance_cli.errors import UsageError
@@ -132,6 +110,8 @@ def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]
     if kind == "other":
         raise InvalidSchema(f"--schema {path} is not a regular file", hint="pass a JSON Schema file or inline JSON")
     if kind == "file":
+        from vance_cli.structure.registry import read_schema_file
+
         return read_schema_file(path), mode, inferred
     return parse_inline(text), mode, inferred
 

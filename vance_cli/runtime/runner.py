@@ -8,6 +8,7 @@ SUSPENDED; both resume with ``--resume``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -159,7 +160,7 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.FAILED, f"model call failed: {exc.message}")
             raise
-        except (KeyboardInterrupt, _Cancelled):
+        except (KeyboardInterrupt, asyncio.CancelledError):  # CancelledError is no Exception
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
@@ -173,8 +174,3 @@ class Runtime:
             self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
         self.store.save(process)
 
-
-try:  # asyncio's cancellation (Ctrl+C inside asyncio.run) is not an Exception subclass
-    from asyncio import CancelledError as _Cancelled
-except ImportError:  # pragma: no cover
-    _Cancelled = KeyboardInterrupt  # type: ignore[misc,assignment]

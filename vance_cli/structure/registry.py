@@ -96,11 +96,12 @@ def check_name(name: str) -> str:
     return name
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_schema_file(path: Path) -> dict[str, Any]:
+    """The schema in a file, checked; every read problem is an InvalidSchema naming the path."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the file's permissions") from exc
+        raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the path and the permissions of the file and its folders") from exc
     except UnicodeDecodeError as exc:
         raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
     try:
@@ -177,7 +178,7 @@ class SchemaRegistry:
         )
 
     def _from_file(self, path: Path, scope: str) -> RegisteredSchema:
-        schema = _read_json(path)
+        schema = read_schema_file(path)
         manual_path = path.with_name(path.name[: -len(".json")] + ".manual.md")
         manual = None
         try:
