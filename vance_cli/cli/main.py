@@ -17,7 +17,7 @@ app = typer.Typer(
     name="vance",
     help="Vance: a terminal-first agent console. Chat engines, structured extraction, headless tasks.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -43,7 +43,7 @@ def _register_all() -> None:
     chat.register(app)
     procs.register(app)
     recipes_cmd.register(app)
-    for mod in ("structure_cmd", "schemas_cmd"):
+    for mod in ("structure_cmd", "schemas_cmd", "doctor_cmd"):
         try:
             module = __import__(f"vance_cli.cli.{mod}", fromlist=["register"])
         except ImportError:  # arrives with the structure issue
