@@ -43,7 +43,7 @@ def _register_all() -> None:
     chat.register(app)
     procs.register(app)
     recipes_cmd.register(app)
-    for mod in ("structure_cmd", "schemas_cmd", "doctor_cmd"):
+    for mod in ("structure_cmd", "schemas_cmd", "doctor_cmd", "demo_cmd"):
         try:
             module = __import__(f"vance_cli.cli.{mod}", fromlist=["register"])
         except ImportError:  # arrives with the structure issue
