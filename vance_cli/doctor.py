@@ -76,16 +76,15 @@ class Doctor:
         self.settings: Any = None
         self.model: str | None = None
 
-    def run(self) -> list[Check]:
-        checks: list[Check] = []
+    def run(self) -> Iterator[Check]:
+        """The checks one by one as each finishes, so the first line shows at once."""
         for step in self._steps():
             try:
                 result = step()
             except VanceError as exc:
                 result = Check(step.__name__.removeprefix("check_"), FAIL, exc.message, exc.hint)
             if result is not None:
-                checks.append(result)
-        return checks
+                yield result
 
     def _steps(self) -> Iterator[Callable[[], Check | None]]:
         yield self.check_python
@@ -248,7 +247,7 @@ class Doctor:
         return Check("endpoint", OK, f"{self.model} answered with {said} ({completion.usage.total_tokens} tokens)")
 
 
-def run_doctor(*, offline: bool, env: dict[str, str] | None = None) -> list[Check]:
+def run_doctor(*, offline: bool, env: dict[str, str] | None = None) -> Iterator[Check]:
     return Doctor(offline=offline, env=env).run()
 
 

@@ -15,12 +15,14 @@ def register(app: typer.Typer) -> None:
         from vance_cli.cli.common import emit_json
         from vance_cli.doctor import FAIL, as_json, run_doctor
 
-        checks = run_doctor(offline=offline)
+        checks = []
+        for check in run_doctor(offline=offline):
+            checks.append(check)
+            if not json_out:
+                typer.echo(check.line())
         if json_out:
             emit_json(as_json(checks))
         else:
-            for check in checks:
-                typer.echo(check.line())
             failed = sum(c.outcome == FAIL for c in checks)
             typer.echo(f"\n{failed} check(s) failed" if failed else "\nall checks passed")
         if any(c.outcome == FAIL for c in checks):

@@ -71,6 +71,9 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         "capabilities": settings.capabilities_for(model),
     }
     if kind == "direct":
+        from vance_cli.llm.lean_imports import import_httpx
+
+        import_httpx()
         from vance_cli.llm.openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(**args)
