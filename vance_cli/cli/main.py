@@ -38,11 +38,12 @@ def _main(
 
 
 def _register_all() -> None:
-    from vance_cli.cli import chat, procs, recipes_cmd
+    from vance_cli.cli import chat, procs, recipes_cmd, trust_cmd
 
     chat.register(app)
     procs.register(app)
     recipes_cmd.register(app)
+    trust_cmd.register(app)
     for mod in ("structure_cmd", "schemas_cmd"):
         try:
             module = __import__(f"vance_cli.cli.{mod}", fromlist=["register"])
