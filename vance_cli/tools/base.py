@@ -55,6 +55,10 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     run: RunFn
+    # True when a call changes something outside the process (files, commands): the engine
+    # records such a call as started before it runs and never runs it again after an interruption,
+    # because whether it took effect is unknown. Read-only tools may simply run again.
+    side_effects: bool = False
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)

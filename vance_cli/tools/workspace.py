@@ -593,6 +593,7 @@ def make_file_write() -> Tool:
         ),
         parameters=FILE_WRITE_PARAMETERS,
         run=_guarded("file_write", _file_write),
+        side_effects=True,
     )
 
 
@@ -837,6 +838,7 @@ def make_exec_run() -> Tool:
         ),
         parameters=EXEC_RUN_PARAMETERS,
         run=_guarded("exec_run", _exec_run),
+        side_effects=True,
     )
 
 
