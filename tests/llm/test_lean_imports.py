@@ -12,6 +12,7 @@ PROBE = """
 import sys
 from vance_cli.llm.lean_imports import import_httpx
 httpx = import_httpx()
+httpx.AsyncClient()  # makes the transport, which is where httpcore is imported
 print(sorted(m for m in ('h2', 'hpack', 'click', 'pygments', 'httpx._main') if m in sys.modules))
 import h2  # still importable afterwards for anyone who wants it
 print(httpx.AsyncClient is not None, 'h2' in sys.modules)

@@ -23,6 +23,7 @@ def import_httpx():
     for name in placed:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
+        import httpcore  # noqa: F401  (httpx imports it lazily, when the first client is made)
         import httpx
     finally:
         for name in placed:
