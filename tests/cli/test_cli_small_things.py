@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import json_lines, vance, write_script
+from tests.cli.helpers import vance, write_script
 
 
 def respond(message):
