@@ -38,7 +38,9 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
+from vance_cli.engines.stream_view import StreamView
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
+from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
 from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
 from vance_cli.tools.respond import RESPOND
@@ -109,6 +111,8 @@ class EngineDeps:
     persist: Callable[[Process], None]
     tool_context: ToolContext
     extra: dict[str, Any] = field(default_factory=dict)
+    # Stream model calls and emit display-only MessageDelta events (the TUI turns it on).
+    stream: bool = False
 
 
 class FordEngine:
@@ -201,7 +205,11 @@ class FordEngine:
         turn.iterations += 1
         turn.store(process)
         request = ChatRequest(messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()])
-        completion = await self.deps.model.complete(request)
+        if self.deps.stream:
+            view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
+            completion = await stream_completion(self.deps.model, request, view.feed)
+        else:
+            completion = await self.deps.model.complete(request)
         usage = completion.usage
         if usage.calls == 0:
             usage = usage.model_copy(update={"calls": 1})

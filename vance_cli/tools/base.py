@@ -65,6 +65,10 @@ class Tool:
 
     def validate(self, arguments: dict[str, Any]) -> list[str]:
         """Problems with the arguments, one line each (empty when valid)."""
+        from vance_cli.tools.quick_check import plainly_valid
+
+        if plainly_valid(self.parameters, arguments):  # the usual case, without importing jsonschema
+            return []
         validator = self.__dict__.get("_validator")
         if validator is None:
             from jsonschema import Draft202012Validator
