@@ -94,7 +94,10 @@ def run(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        typer.echo(exc.render(), err=True)
+        from vance_cli.sanitize import for_terminal
+
+        # messages quote file names, file contents and model output: no control sequences
+        typer.echo(for_terminal(exc.render()), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo(_INTERRUPTED, err=True)
@@ -102,5 +105,7 @@ def run(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:
             raise
-        typer.echo(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)", err=True)
+        from vance_cli.sanitize import for_terminal
+
+        typer.echo(for_terminal(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)"), err=True)
         sys.exit(EXIT_ERROR)

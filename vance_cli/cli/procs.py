@@ -34,14 +34,21 @@ def register(app: typer.Typer) -> None:
         all_: bool = typer.Option(True, "--all/--active", help="All processes, or only those not DONE."),
     ) -> None:
         """List processes, newest first."""
-        from vance_cli.cli.common import emit_json, err, fmt_time, load_context
-        from vance_cli.store.files import ProcessStore
+        from vance_cli.cli.common import emit_json, err, fmt_time, load_context, out
+        from vance_cli.runtime.checks import unrunnable_reason
+        from vance_cli.store.files import ProcessStore, is_future_dated
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
         processes, corrupt = store.list()
         for path, reason in corrupt:
             err(f"warning: unreadable process file {path} (kept untouched): {reason}")
+        for p in processes:
+            problem = unrunnable_reason(p)
+            if problem:
+                err(f"warning: process {p.id} cannot be resumed: {problem}")
+            if is_future_dated(p):
+                err(f"warning: process {p.id} was updated in the future ({fmt_time(p.updated)}); --continue skips it")
         if not all_:
             processes = [p for p in processes if p.status.value != "DONE"]
         # RUNNING on disk with nobody holding the lock: the vance that drove it was killed.
@@ -54,10 +61,12 @@ def register(app: typer.Typer) -> None:
             err("no processes yet; start one with: vance chat")
             return
         header = f"{'ID':<23} {'ENGINE':<7} {'RECIPE':<10} {'STATUS':<9} {'UPDATED':<19} TITLE"
-        typer.echo(header)
+        out(header)
         for p in processes:
             status = p.status.value + ("*" if p.id in stale else "")
-            typer.echo(
+            # engine, recipe and title come from the file (the title from a prompt): out() strips
+            # control sequences
+            out(
                 f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
             )
@@ -70,7 +79,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="The whole process file as JSON."),
     ) -> None:
         """Show one process: status, usage and the transcript."""
-        from vance_cli.cli.common import emit_json, load_context
+        from vance_cli.cli.common import emit_json, load_context, out
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = load_context()
@@ -80,17 +89,19 @@ def register(app: typer.Typer) -> None:
             emit_json(process.model_dump(mode="json"))
             return
         u = process.usage
-        typer.echo(f"process  {process.id}")
-        typer.echo(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
-        typer.echo(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
-        typer.echo(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
+        out(f"process  {process.id}")
+        if process.title:
+            out(f"title    {process.title}")
+        out(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
+        out(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
+        out(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
         if process.todos:
-            typer.echo("todos")
+            out("todos")
             for t in process.todos:
-                typer.echo(f"  [{t.status}] {t.text}")
-        typer.echo("")
+                out(f"  [{t.status}] {t.text}")
+        out("")
         for line in transcript_lines(process):
-            typer.echo(line)
+            out(line)
 
 
 def transcript_lines(process) -> list[str]:

@@ -253,6 +253,13 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
     return _loc_text(loc), message
 
 
+def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
+    """The first ``limit`` problems of a recipe validation, on one line ("key 'x': why; ...")."""
+    parts = [f"key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors()[:limit])]
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
 def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
     lines = [
         f"{_display(path)}: key '{loc}': {msg}"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.errors import ModelError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
 from vance_cli.store.files import ProcessStore
@@ -98,7 +98,7 @@ class Runtime:
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
-        if resume:
+        if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
             latest = self.store.latest(engine)
@@ -136,6 +136,7 @@ class Runtime:
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
+        self.check_runnable(process)
         if model_override:
             resolved = self.settings.resolve_model(model_override)
             self.model(resolved)  # fail before the process changes
@@ -168,6 +169,17 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
+
+    def check_runnable(self, process: Process) -> None:
+        """StoreError (before anything changes) when this vance cannot drive ``process``."""
+        from vance_cli.runtime.checks import unrunnable_reason
+
+        reason = unrunnable_reason(process)
+        if reason is not None:
+            raise StoreError(
+                f"process {process.id} cannot be run: {reason}",
+                hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
+            )
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition
