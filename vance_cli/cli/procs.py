@@ -53,21 +53,21 @@ def register(app: typer.Typer) -> None:
             processes = [p for p in processes if p.status.value != "DONE"]
         # RUNNING on disk with nobody holding the lock: the vance that drove it was killed.
         stale = {p.id for p in processes if p.status.value == "RUNNING" and store.holder(p.id) is None}
+        ordered = tree_order(processes)
         if json_out:
-            for p in processes:
-                emit_json({**_row(p), "interrupted": p.id in stale})
+            for p, depth in ordered:
+                emit_json({**_row(p), "depth": depth, "interrupted": p.id in stale})
             return
         if not processes:
             err("no processes yet; start one with: vance chat")
             return
-        header = f"{'ID':<23} {'ENGINE':<7} {'RECIPE':<10} {'STATUS':<9} {'UPDATED':<19} TITLE"
+        header = f"{'ID':<27} {'ENGINE':<7} {'RECIPE':<16} {'STATUS':<9} {'UPDATED':<19} TITLE"
         out(header)
-        for p in processes:
+        for p, depth in ordered:
             status = p.status.value + ("*" if p.id in stale else "")
-            # engine, recipe and title come from the file (the title from a prompt): out() strips
-            # control sequences
+            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
             out(
-                f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {status:<9} "
+                f"{ident:<27} {p.engine:<7} {(p.recipe_name or '-'):<16} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
             )
         if stale:
@@ -94,6 +94,11 @@ def register(app: typer.Typer) -> None:
             out(f"title    {process.title}")
         out(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
         out(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
+        if process.parent:
+            out(f"parent   {process.parent}")
+        children = [p.id for p in store.list()[0] if p.parent == process.id]
+        if children:
+            out(f"children {', '.join(sorted(children))}")
         out(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
         if process.todos:
             out("todos")
@@ -102,6 +107,37 @@ def register(app: typer.Typer) -> None:
         out("")
         for line in transcript_lines(process):
             out(line)
+
+
+def tree_order(processes: list) -> list[tuple]:
+    """(process, depth) with each child right under its parent (children oldest first).
+
+    Roots keep the given order (newest first); a child whose parent is not in the list is a root.
+    """
+    ids = {p.id for p in processes}
+    children: dict[str, list] = {}
+    roots = []
+    for p in processes:
+        if p.parent and p.parent in ids and p.parent != p.id:
+            children.setdefault(p.parent, []).append(p)
+        else:
+            roots.append(p)
+    out: list[tuple] = []
+    seen: set[str] = set()
+
+    def walk(p, depth: int) -> None:
+        if p.id in seen:
+            return
+        seen.add(p.id)
+        out.append((p, depth))
+        for child in sorted(children.get(p.id, []), key=lambda c: c.created):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    for p in processes:  # a parent cycle in hand-edited files: still list everything once
+        walk(p, 0)
+    return out
 
 
 def transcript_lines(process) -> list[str]:
@@ -114,6 +150,8 @@ def transcript_lines(process) -> list[str]:
             out.append(f"you: {m.content}")
         elif m.role == "system":
             out.append(f"  [system note] {m.content}")
+        elif m.role == "assistant" and kind == "journal":
+            out.append("  " + (m.content or "").replace("\n\n", "\n  "))
         elif m.role == "assistant":
             calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
             if m.content and (m.meta.get("delivered") or not m.tool_calls):

@@ -28,7 +28,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
 
 # The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
-KNOWN_ENGINES = ("ford", "arthur")
+KNOWN_ENGINES = ("ford", "arthur", "benjy")
 MODEL_ALIASES = ("default:fast", "default:analyze", "default:code")
 RECIPE_SUFFIXES = (".yaml", ".yml")
 

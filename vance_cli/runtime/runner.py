@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
+from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 
@@ -130,9 +132,13 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do."""
-        from vance_cli.engines.arthur import engine_class
+    async def drive(self, process: Process, *, model_override: str | None = None, host: Any = None) -> None:
+        """Run the engine until the process waits for a person or has nothing left to do.
+
+        ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
+        that spawn children (Benjy) reach it as ``deps.extra["host"]``.
+        """
+        from vance_cli.engines import engine_class
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
@@ -150,13 +156,14 @@ class Runtime:
             model=model,
             tools=self._tools,
             bus=self.bus,
-            persist=self.store.save,
+            persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
             ),
             stream=self.stream,
+            extra={"host": host} if host is not None else {},
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -180,6 +187,10 @@ class Runtime:
                 f"process {process.id} cannot be run: {reason}",
                 hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
             )
+
+    def _persist(self, process: Process) -> None:
+        self.store.save(process)
+        crashpoint(f"save.{process.engine}")
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition
