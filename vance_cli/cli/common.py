@@ -16,7 +16,26 @@ def load_context(overrides: dict[str, Any] | None = None) -> tuple[Scopes, Setti
     from vance_cli.config.settings import Settings
 
     scopes = Scopes.discover()
-    return scopes, Settings.load(scopes, overrides={k: v for k, v in (overrides or {}).items() if v is not None})
+    settings = Settings.load(scopes, overrides={k: v for k, v in (overrides or {}).items() if v is not None})
+    announce(scopes, settings)
+    return scopes, settings
+
+
+_announced: set[str] = set()
+
+
+def announce(scopes: Scopes, settings: Settings) -> None:
+    """Config warnings and the untrusted-folder line on stderr, each once per invocation."""
+    from vance_cli.config.trust import check
+
+    lines = [f"warning: {w}" for w in settings.warnings]
+    notice = check(scopes).notice()
+    if notice:
+        lines.append(notice)
+    for line in lines:
+        if line not in _announced:
+            _announced.add(line)
+            err(line)
 
 
 def emit_json(obj: Any) -> None:

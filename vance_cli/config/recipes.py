@@ -340,6 +340,7 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = scopes.cwd / path
+        _refuse_untrusted(path, scopes)
         return validate_recipe_file(path)
     searched = []
     for origin, folder in scopes.search_path("recipes"):
@@ -349,10 +350,27 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
             recipe._origin = origin
             return recipe
         searched.append(str(folder))
+    if scopes.project is not None and _find_in(scopes.project / "recipes", name):
+        _refuse_untrusted(_find_in(scopes.project / "recipes", name), scopes)
     raise RecipeError(
         f"recipe {name!r} not found",
         hint=f"run `vance recipes list` to see the recipes; searched: {', '.join(searched)}",
     )
+
+
+def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
+    """A recipe file inside an untrusted project's .vance/ is not used, even when named by path."""
+    project = scopes.project
+    if project is None or scopes.project_trusted:
+        return
+    if path.resolve().is_relative_to(project):
+        from vance_cli.config.trust import check
+
+        raise RecipeError(
+            f"recipe {_display(path)} is in {project}, which is not trusted (its recipes choose "
+            "the model's tools)",
+            hint=f"read it, then trust the folder with: {check(scopes).command}",
+        )
 
 
 def _description_of(path: Path) -> str:

@@ -115,6 +115,30 @@ def resolve_in_workspace(workspace: Path, rel: str) -> Path:
     return resolved
 
 
+# Folders the model may read but never write through the file tools: Vance's own settings
+# (a recipe there could give every later session exec_run) and git's (hooks and config run
+# commands the next time the user runs git). At any depth, so nested repositories count too.
+PROTECTED_DIRS = {
+    ".vance": "Vance's own settings and recipes",
+    ".git": "git's own files (hooks and config run commands)",
+}
+
+
+def protected_dir(root: Path, target: Path) -> str | None:
+    """The protected folder name (".vance", ".git") that ``target`` lies in, or None.
+
+    ``target`` is the resolved path, so a symlink into a protected folder is caught too.
+    """
+    try:
+        parts = target.relative_to(root).parts
+    except ValueError:
+        return None
+    for part in parts:
+        if part.casefold() in PROTECTED_DIRS:
+            return part.casefold()
+    return None
+
+
 def _shown(root: Path, path: Path) -> str:
     """The path as the model should see it: relative to the workspace, POSIX style."""
     try:
@@ -533,6 +557,13 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if target == root:
         return ToolResult.error("file_write needs a file path, not the workspace root")
     shown = _shown(root, target)
+    guarded = protected_dir(root, target)
+    if guarded is not None:
+        return ToolResult.error(
+            f"file_write refused: {shown!r} is under {guarded}/, {PROTECTED_DIRS[guarded]}; "
+            f"the tools may read there but not write. Write elsewhere in the workspace, or ask the "
+            f"user to make this change themselves"
+        )
     if target.is_dir():
         return ToolResult.error(f"{shown!r} is a folder; choose a file path inside it")
     if target.exists() and not target.is_file():
@@ -562,6 +593,7 @@ def make_file_write() -> Tool:
         ),
         parameters=FILE_WRITE_PARAMETERS,
         run=_guarded("file_write", _file_write),
+        side_effects=True,
     )
 
 
@@ -806,6 +838,7 @@ def make_exec_run() -> Tool:
         ),
         parameters=EXEC_RUN_PARAMETERS,
         run=_guarded("exec_run", _exec_run),
+        side_effects=True,
     )
 
 
