@@ -141,41 +141,25 @@ def tree_order(processes: list) -> list[tuple]:
 
 
 def transcript_lines(process) -> list[str]:
-    """The history as a person reads it: what was said, what ran, what was corrected."""
+    """The history as a person reads it (store/transcript.py), one line per entry."""
+    from vance_cli.store.transcript import entries
+
     out: list[str] = []
-    calls: dict[str, str] = {}  # the latest assistant's call ids → respond messages (ids repeat across runs)
-    for m in process.history:
-        kind = m.meta.get("kind")
-        if m.role == "user":
-            out.append(f"you: {m.content}")
-        elif m.role == "system":
-            out.append(f"  [system note] {m.content}")
-        elif m.role == "assistant" and kind == "journal":
-            out.append("  " + (m.content or "").replace("\n\n", "\n  "))
-        elif m.role == "assistant":
-            calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
-            if m.content and (m.meta.get("delivered") or not m.tool_calls):
-                tag = "" if m.meta.get("delivered") else f" [{kind or 'text'}, not shown]"
-                out.append(f"{process.engine}{tag}: {m.content}")
-            for c in m.tool_calls:
-                if c.name == "respond":
-                    continue
-                out.append(f"  → {c.name} {c.arguments[:200]}")
-        elif m.role == "tool":
-            if m.name == "respond":
-                if m.meta.get("delivered"):
-                    msg = calls.get(m.tool_call_id or "", "")
-                    out.append(f"{process.engine}: {msg}")
-                else:
-                    out.append(f"  ✗ respond rejected: {(m.content or '')[:200]}")
-            else:
-                mark = "✓" if m.meta.get("ok", True) else "✗"
-                out.append(f"  {mark} {m.name}: {' '.join((m.content or '').split())[:200]}")
+    for e in entries(process):
+        if e.kind == "user":
+            out.append(f"you: {e.text}")
+        elif e.kind == "note":
+            out.append(f"  [system note] {e.text}")
+        elif e.kind == "journal":
+            out.append("  " + e.text.replace("\n\n", "\n  "))
+        elif e.kind == "message":
+            out.append(f"{process.engine}: {e.text}")
+        elif e.kind == "unshown":
+            out.append(f"{process.engine} [{e.tag}, not shown]: {e.text}")
+        elif e.kind == "call":
+            out.append(f"  → {e.name} {e.text[:200]}")
+        elif e.kind == "rejected":
+            out.append(f"  ✗ respond rejected: {e.text[:200]}")
+        elif e.kind == "result":
+            out.append(f"  {'✓' if e.ok else '✗'} {e.name}: {' '.join(e.text.split())[:200]}")
     return out
-
-
-def _message_of(call) -> str:
-    try:
-        return str(call.parsed_arguments().get("message", ""))
-    except ValueError:
-        return ""

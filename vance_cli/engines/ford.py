@@ -392,7 +392,7 @@ class FordEngine:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
             result = await tool.invoke(call.arguments, self.deps.tool_context)
-        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content)))
+        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content), len(result.content)))
         return result
 
     def _append_result(self, process: Process, call: ToolCall, result: ToolResult, meta: dict | None = None) -> None:
