@@ -21,7 +21,7 @@ from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
-from vance_cli.llm.model_map import resolve_max_tokens, resolve_price
+from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
 from vance_cli.llm.retry import (
     Announce,
@@ -184,6 +184,7 @@ class LiteLLMModel:
         # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
         # know (Anthropic rejects that), and other providers fall back to their own small defaults.
         self.max_tokens = resolve_max_tokens(model, max_tokens)
+        self.max_output_tokens = max_output_tokens(model)  # None when litellm's map does not know the model
         # A configured price wins; otherwise litellm's own cost calculation (same model map).
         self.price = resolve_price(model, dict(price)) if price else None
         self._announce = announce

@@ -23,7 +23,7 @@ from vance_cli.llm.base import Capabilities, ChatRequest, Completion, ToolCall, 
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
-from vance_cli.llm.model_map import resolve_max_tokens, resolve_price
+from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import (
     Announce,
     announce_on_stderr,
@@ -50,7 +50,7 @@ def wire_model_name(model: str) -> str:
 EXTRA_MESSAGE_KEYS = ("reasoning_content", "thinking_blocks", "reasoning_details", "extra_content")
 EXTRA_CALL_KEYS = ("extra_content",)
 
-CONTENT_FILTER_REFUSAL = "the provider's content filter stopped the reply (finish_reason content_filter)"
+CONTENT_FILTER_REFUSAL = "The provider's content filter stopped the reply (finish_reason content_filter)."
 
 
 def build_body(
@@ -156,9 +156,13 @@ def parse_response(data: Mapping[str, Any], *, model: str, source: str | None = 
     )
     text = _text_of(message.get("content"))
     finish_reason = choice.get("finish_reason")
-    refusal = message.get("refusal") or (message.get("provider_specific_fields") or {}).get("refusal")
-    if not refusal and finish_reason == "content_filter" and not (text or "").strip() and not calls:
-        refusal = CONTENT_FILTER_REFUSAL
+    specific = message.get("provider_specific_fields")
+    specific = specific if isinstance(specific, Mapping) else {}
+    refusal = message.get("refusal") or specific.get("refusal")
+    if not refusal and not calls and (finish_reason == "content_filter" or specific.get("stop_reason") == "refusal"):
+        # Gemini's SAFETY and Anthropic's "refusal" stop (litellm: content_filter); Anthropic's
+        # refusal may come with text, which is then the refusal.
+        refusal = (text or "").strip() or CONTENT_FILTER_REFUSAL
     return Completion(
         text=text,
         tool_calls=calls,
@@ -213,8 +217,6 @@ def tool_use_failed(error: Any, *, source: str) -> Completion | None:
                 error=problem,
             )
         )
-    if not calls and generation.lstrip().startswith(("{", "[")):
-        calls = [ToolCall(id=_new_call_id(), name="", arguments=generation, error=problem)]
     if calls:
         return Completion(tool_calls=calls, usage=Usage(calls=1), finish_reason="tool_calls", model=source)
     return Completion(text=generation, usage=Usage(calls=1), finish_reason="stop", model=source)
@@ -274,6 +276,7 @@ class OpenAICompatModel:
         self.capabilities = capabilities or default_capabilities(model, self.api_base)
         # Always sent: a server's own default may be tiny (or, for some, larger than the model allows).
         self.max_tokens = resolve_max_tokens(model, max_tokens)
+        self.max_output_tokens = max_output_tokens(model)  # None when litellm's map does not know the model
         # OpenAI's reasoning models reject max_tokens; max_completion_tokens works for all of its models.
         self._max_tokens_field = "max_completion_tokens" if openai_proper else "max_tokens"
         self.price = resolve_price(model, dict(price) if price else None)
