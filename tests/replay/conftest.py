@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.engines.arthur import engine_class
+from vance_cli.engines import engine_class
 from vance_cli.engines.ford import EngineDeps
 from vance_cli.events import Event, EventBus, JournalEvent, MessageEvent
 from vance_cli.llm.base import ChatModel

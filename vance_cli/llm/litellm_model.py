@@ -33,6 +33,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
+from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, stream_body
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -217,24 +218,31 @@ class LiteLLMModel:
             try:
                 response = await litellm.acompletion(**kwargs)
             except Exception as exc:
-                failed = tool_use_failed(_error_body(exc), source=self.name) if getattr(exc, "status_code", None) == 400 else None
-                if failed is not None:  # the model's broken tool call, not a failed request
-                    return failed
+                broken = self._broken_call(exc)
+                if broken is not None:
+                    return broken
                 raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
-            return self._to_completion(litellm, response)
+            return self._to_completion(litellm, response, kwargs)
 
-        completion = await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep,
-            describe=f"{self.name} at {self.api_base or 'the provider'}", announce=self._announce,
+        return await retry_per_settings(
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
         )
-        completion.max_tokens = kwargs.get("max_tokens")
-        return completion
 
-    def _to_completion(self, litellm: Any, response: Any) -> Completion:
+    def _describe(self) -> str:
+        return f"{self.name} at {self.api_base or 'the provider'}"
+
+    def _broken_call(self, exc: BaseException) -> Completion | None:
+        """Groq's 400 tool_use_failed as the model's broken call (no error); None for real errors."""
+        if getattr(exc, "status_code", None) != 400:
+            return None
+        return tool_use_failed(_error_body(exc), source=self.name)
+
+    def _to_completion(self, litellm: Any, response: Any, kwargs: Mapping[str, Any]) -> Completion:
         # warnings=False: litellm's response types complain (UserWarning) when a server sends
         # arguments as an object; parse_response copes with that.
         data = response.model_dump(warnings=False) if hasattr(response, "model_dump") else dict(response)
         completion = parse_response(data, model=self.name, source=self.name)
+        completion.max_tokens = kwargs.get("max_tokens")
         usage = completion.usage
         if self.price is not None:
             usage.cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens, cached_prompt_tokens(data))
@@ -247,4 +255,55 @@ class LiteLLMModel:
 
     async def aclose(self) -> None:
         """Nothing to close: litellm owns its HTTP clients."""
+
+    def prepare(self) -> None:
+        """Import litellm now (seconds): a full-screen app calls this in a thread after its first paint."""
+        _litellm()
+
+    # --- streaming (stream=True) -----------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end.
+
+        The chunks go back through ``litellm.stream_chunk_builder`` (which also sums the usage) and
+        then ``_to_completion``, so tool calls, usage and cost come out as from ``complete``.
+        """
+        check_request_allowed(self.name, self.api_base)
+        litellm = _litellm()
+        kwargs = stream_body(self._kwargs(request))
+        attempts = 0
+
+        async def attempt() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                on_delta(RESTART)
+            assembler = ChunkAssembler()
+            chunks: list[Any] = []
+            try:
+                response = await litellm.acompletion(**kwargs)
+                async for chunk in response:
+                    chunks.append(chunk)
+                    data = chunk.model_dump(warnings=False) if hasattr(chunk, "model_dump") else dict(chunk)
+                    for delta in assembler.add(data):
+                        on_delta(delta)
+            except ModelError:
+                raise
+            except Exception as exc:
+                broken = self._broken_call(exc)
+                if broken is not None:
+                    replay(broken, on_delta)
+                    return broken
+                raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
+            built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"]) if chunks else None
+            if built is None:
+                # nothing to build from: the assembler's body says "empty reply", as complete would
+                return parse_response(assembler.body(self.name), model=self.name, source=self.name)
+            return self._to_completion(litellm, built, kwargs)
+
+        # A stream that keeps sending is never cut by max_total; it bounds the retries around it.
+        return await retry_per_settings(
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce,
+            cut_attempts=False,
+        )
 

@@ -2,8 +2,9 @@
 
 For ``openai/...`` models behind an ``api_base`` (OpenAI, Ollama's /v1, vLLM, llama.cpp server,
 LM Studio): ``import litellm`` costs 7-9 s, which a one-shot CLI cannot pay, and these servers need
-nothing litellm adds. Non-streaming; transport retries via ``retry.with_transport_retries``.
-The response parser here is shared with the litellm implementation.
+nothing litellm adds. ``complete`` posts and parses one response; ``stream`` reads server-sent
+events (``llm/streaming.py`` folds them back into the same response). Transport retries via
+``retry.with_transport_retries``. The response parser here is shared with the litellm implementation.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
+from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, sse_data, stream_body
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
@@ -311,46 +313,137 @@ class OpenAICompatModel:
                 pass
         self._client = None
 
-    async def complete(self, request: ChatRequest) -> Completion:
-        check_request_allowed(self.name, self.api_base)
-        body = build_body(
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        return build_body(
             request, self.wire_model, self.capabilities,
             source=self.name, max_tokens=self.max_tokens, max_tokens_field=self._max_tokens_field,
         )
+
+    def _finish(self, completion: Completion, data: Mapping[str, Any], body: Mapping[str, Any]) -> Completion:
+        """What every reply gets, streamed or not: its price and the output limit it ran with."""
+        if self.price is not None:
+            usage = completion.usage
+            usage.cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens, cached_prompt_tokens(data))
+        completion.max_tokens = body.get(self._max_tokens_field)
+        return completion
+
+    def _timeout(self, exc: httpx.TimeoutException) -> TransportError:
+        connecting = isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
+        limit = min(self.timeout, CONNECT_TIMEOUT) if connecting else self.timeout
+        return timeout_error(self.name, self.api_base, limit, type(exc).__name__, connecting=connecting)
+
+    def _rejected(self, response: httpx.Response) -> Completion:
+        """An HTTP error status: Groq's tool_use_failed is the model's broken call (a Completion),
+        anything else a TransportError."""
+        if response.status_code == 400:
+            failed = tool_use_failed(_json_or_none(response), source=self.name)
+            if failed is not None:
+                return failed
+        raise error_for_status(
+            response.status_code,
+            _error_detail(response),
+            model=self.name,
+            api_base=self.api_base,
+            retry_after=parse_retry_after(response.headers),
+        )
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        check_request_allowed(self.name, self.api_base)
+        body = self._body(request)
         url = f"{self.api_base}/chat/completions"
 
         async def attempt() -> Completion:
             return await self._post(url, body)
 
-        completion = await retry_per_settings(
+        return await retry_per_settings(
             attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}", announce=self._announce
         )
-        completion.max_tokens = body.get(self._max_tokens_field)
-        return completion
 
     async def _post(self, url: str, body: dict[str, Any]) -> Completion:
         try:
             response = await self._http().post(url, json=body)
         except httpx.TimeoutException as exc:
-            connecting = isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
-            limit = min(self.timeout, CONNECT_TIMEOUT) if connecting else self.timeout
-            raise timeout_error(self.name, self.api_base, limit, type(exc).__name__, connecting=connecting) from exc
+            raise self._timeout(exc) from exc
         except httpx.TransportError as exc:  # connect errors, resets, protocol errors
             raise connection_error(self.name, self.api_base, str(exc) or type(exc).__name__) from exc
-        if response.status_code == 400:
-            failed = tool_use_failed(_json_or_none(response), source=self.name)
-            if failed is not None:  # the model's broken tool call, not a failed request
-                return failed
         if response.status_code >= 400:
-            raise error_for_status(
-                response.status_code,
-                _error_detail(response),
-                model=self.name,
-                api_base=self.api_base,
-                retry_after=parse_retry_after(response.headers),
-            )
+            return self._rejected(response)
+        data = self._json_of(response)
+        return self._finish(parse_response(data, model=self.name, source=self.name), data, body)
+
+    # --- streaming (server-sent events) ----------------------------------------------------------
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end."""
+        check_request_allowed(self.name, self.api_base)
+        body = stream_body(self._body(request))
+        url = f"{self.api_base}/chat/completions"
+        attempts = 0
+
+        async def attempt() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                on_delta(RESTART)
+            return await self._post_stream(url, body, on_delta)
+
+        # A stream that keeps sending is never cut by max_total (the read timeout watches for a
+        # stalled one); max_total still bounds the retries and waits around it.
+        return await retry_per_settings(
+            attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}",
+            announce=self._announce, cut_attempts=False,
+        )
+
+    async def _post_stream(self, url: str, body: dict[str, Any], on_delta: OnDelta) -> Completion:
+        assembler = ChunkAssembler()
+        done = False
         try:
-            data = response.json()
+            async with self._http().stream("POST", url, json=body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    failed = self._rejected(response)
+                    replay(failed, on_delta)
+                    return failed
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    # a server that ignores "stream": one JSON body, shown at once
+                    await response.aread()
+                    data = self._json_of(response)
+                    completion = self._finish(parse_response(data, model=self.name, source=self.name), data, body)
+                    replay(completion, on_delta)
+                    return completion
+                async for line in response.aiter_lines():
+                    data = sse_data(line)
+                    if data is None or not data:
+                        continue
+                    if data == "[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError as exc:
+                        raise TransportError(
+                            f"{self.name} at {self.api_base}: a streamed chunk is not JSON: {data[:200]!r}",
+                            retryable=False,
+                            hint="the server does not look OpenAI-compatible; check api_base",
+                        ) from exc
+                    for delta in assembler.add(chunk):
+                        on_delta(delta)
+        except httpx.TimeoutException as exc:
+            raise self._timeout(exc) from exc
+        except httpx.TransportError as exc:  # connect errors, resets, a stream cut short
+            raise connection_error(self.name, self.api_base, str(exc) or type(exc).__name__) from exc
+        if not (done or assembler.finished):
+            raise TransportError(
+                f"{self.name} at {self.api_base}: the stream was cut short after {assembler.chunks} chunks",
+                retryable=True,
+                hint="check the server; it closed the stream before the reply was complete",
+            )
+        data = assembler.body(self.name)
+        return self._finish(parse_response(data, model=self.name, source=self.name), data, body)
+
+    def _json_of(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
         except ValueError as exc:
             raise TransportError(
                 f"{self.name} at {self.api_base}: the response is not JSON: {response.text[:200]!r}",
@@ -358,8 +451,3 @@ class OpenAICompatModel:
                 retryable=False,
                 hint="the server does not look OpenAI-compatible; check api_base (it usually ends in /v1)",
             ) from exc
-        completion = parse_response(data, model=self.name, source=self.name)
-        if self.price is not None:
-            usage = completion.usage
-            usage.cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens, cached_prompt_tokens(data))
-        return completion

@@ -161,6 +161,7 @@ async def with_transport_retries(
     clock: Callable[[], float] = time.monotonic,
     describe: str = "",
     announce: Announce | None = None,
+    cut_attempts: bool = True,
 ) -> T:
     """Await ``fn()``; retry it on TransportError(retryable=True) only, within ``max_total`` seconds.
 
@@ -168,7 +169,9 @@ async def with_transport_retries(
     it asks for longer (still capped at ``max_delay``). No jitter, so tests can assert the waits.
     ``max_total`` (> 0) bounds the whole call: an attempt still running when it is spent is cut off
     (a timeout), and no wait starts that would end past it. ``max_total <= 0`` means no bound.
-    Each retry is announced with ``announce(text)`` before its wait.
+    Each retry is announced with ``announce(text)`` before its wait. ``cut_attempts=False`` (a
+    stream that may rightly run long) lets a running attempt finish; the budget then bounds only
+    the waits and whether another attempt starts.
     """
     attempts = max(1, int(attempts))
     bounded = max_total > 0
@@ -185,7 +188,7 @@ async def with_transport_retries(
     for attempt in range(1, attempts + 1):
         made = attempt
         try:
-            if not bounded:
+            if not bounded or not cut_attempts:
                 return await fn()
             remaining = max_total - spent()
             try:
@@ -244,6 +247,7 @@ async def retry_per_settings(
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     describe: str = "",
     announce: Announce | None = None,
+    cut_attempts: bool = True,
 ) -> T:
     """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
     return await with_transport_retries(
@@ -255,4 +259,5 @@ async def retry_per_settings(
         sleep=sleep,
         describe=describe,
         announce=announce,
+        cut_attempts=cut_attempts,
     )

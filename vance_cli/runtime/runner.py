@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.errors import ModelError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
+from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 
@@ -39,12 +41,15 @@ class Runtime:
         store: ProcessStore | None = None,
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
+        stream: bool = False,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
         self.store = store or ProcessStore.for_scopes(scopes)
         self.bus = bus or EventBus()
         self.model_factory = model_factory or _default_model_factory
+        # Stream model calls for a live display (MessageDelta events); what is saved is the same.
+        self.stream = stream
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -95,7 +100,7 @@ class Runtime:
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
-        if resume:
+        if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
             latest = self.store.latest(engine)
@@ -127,12 +132,17 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do."""
-        from vance_cli.engines.arthur import engine_class
+    async def drive(self, process: Process, *, model_override: str | None = None, host: Any = None) -> None:
+        """Run the engine until the process waits for a person or has nothing left to do.
+
+        ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
+        that spawn children (Benjy) reach it as ``deps.extra["host"]``.
+        """
+        from vance_cli.engines import engine_class
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
+        self.check_runnable(process)
         if model_override:
             resolved = self.settings.resolve_model(model_override)
             self.model(resolved)  # fail before the process changes
@@ -146,12 +156,14 @@ class Runtime:
             model=model,
             tools=self._tools,
             bus=self.bus,
-            persist=self.store.save,
+            persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
             ),
+            stream=self.stream,
+            extra={"host": host} if host is not None else {},
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -164,6 +176,21 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
+
+    def check_runnable(self, process: Process) -> None:
+        """StoreError (before anything changes) when this vance cannot drive ``process``."""
+        from vance_cli.runtime.checks import unrunnable_reason
+
+        reason = unrunnable_reason(process)
+        if reason is not None:
+            raise StoreError(
+                f"process {process.id} cannot be run: {reason}",
+                hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
+            )
+
+    def _persist(self, process: Process) -> None:
+        self.store.save(process)
+        crashpoint(f"save.{process.engine}")
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition
