@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from vance_cli.cli.common import err, load_context
 from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
+from vance_cli.errors import ModelError
+from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
 
 
@@ -41,9 +43,19 @@ class ChatSession:
 
     async def _drive_and_close(self, process) -> None:
         try:
-            await self.runtime.drive(process, model_override=self.model)
+            await self._drive(process)
         finally:
             await self.runtime.aclose()
+
+    async def _drive(self, process) -> None:
+        """One drive of the engine: SIGTERM/SIGHUP stop it as Ctrl+C does (saved, SUSPENDED); a
+        failed model call says which process is kept and how to resume it."""
+        try:
+            await stop_on_signals(self.runtime.drive(process, model_override=self.model))
+        except ModelError as exc:
+            exc.add_note(f"the process {process.id} is saved ({process.status.value}); resume it with: vance chat --resume {process.id}")
+            raise
+        self.model = None
 
     def repl(self) -> None:
         with self.runtime.session(self.pid) as process:
@@ -54,8 +66,7 @@ class ChatSession:
         err(f"vance chat · process {process.id} · model {process.model} · Ctrl+D to quit")
         try:
             if process.inbox or process.engine_params.get("turn", {}).get("open"):
-                await self.runtime.drive(process, model_override=self.model)
-                self.model = None
+                await self._drive(process)
             while True:
                 line = await asyncio.to_thread(_read_line)
                 if line is None or line.strip() in ("/quit", "/exit"):
@@ -63,8 +74,7 @@ class ChatSession:
                 if not line.strip():
                     continue
                 self.runtime.send(process, line.rstrip("\n"), save=False)
-                await self.runtime.drive(process, model_override=self.model)
-                self.model = None
+                await self._drive(process)
         finally:
             await self.runtime.aclose()
 

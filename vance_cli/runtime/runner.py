@@ -39,12 +39,15 @@ class Runtime:
         store: ProcessStore | None = None,
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
+        stream: bool = False,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
         self.store = store or ProcessStore.for_scopes(scopes)
         self.bus = bus or EventBus()
         self.model_factory = model_factory or _default_model_factory
+        # Stream model calls for a live display (MessageDelta events); what is saved is the same.
+        self.stream = stream
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -156,6 +159,7 @@ class Runtime:
                 process_id=process.id,
                 extra={"recipe_exec": recipe_exec},
             ),
+            stream=self.stream,
         )
         engine = engine_class(process.engine)(deps)
         try:

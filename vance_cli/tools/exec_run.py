@@ -424,4 +424,5 @@ def make_tool() -> Tool:
         ),
         parameters=EXEC_RUN_PARAMETERS,
         run=_guarded("exec_run", _exec_run),
+        side_effects=True,
     )

@@ -584,6 +584,7 @@ def make_file_write() -> Tool:
         ),
         parameters=FILE_WRITE_PARAMETERS,
         run=_guarded("file_write", _file_write),
+        side_effects=True,
     )
 
 
