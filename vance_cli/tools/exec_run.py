@@ -418,9 +418,9 @@ def make_tool() -> Tool:
             "Run a shell command (bash -c) in the workspace and return its exit code and combined "
             f"stdout+stderr (capped at {MAX_OUTPUT_CHARS:,} characters: the start and the end are kept). "
             f"stdin is empty; the command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT:g}). "
-            "Where a sandbox is available only the workspace is writable and the network is off "
-            "unless allowed; the result's first line says which mode ran. API keys are not in its "
-            "environment; .vance/ and .git/hooks are read-only."
+            "In the sandbox (where available) only the workspace is writable (not its .vance/ or "
+            ".git/hooks) and the network is off unless allowed; the result's first line says which "
+            "mode ran. API keys are not in its environment."
         ),
         parameters=EXEC_RUN_PARAMETERS,
         run=_guarded("exec_run", _exec_run),
