@@ -121,6 +121,11 @@ class DataRelayCorrection(_Strict):
     text: str = DEFAULT_DATA_RELAY_TEXT
 
 
+class ExecSpec(_Strict):
+    # exec_run may reach the network inside its sandbox (config: exec.network).
+    network: bool = False
+
+
 class Recipe(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
@@ -137,6 +142,7 @@ class Recipe(_Strict):
         default_factory=DataRelayCorrection
     )
     params: dict[str, Any] = Field(default_factory=dict)
+    exec: ExecSpec = Field(default_factory=ExecSpec)
 
     _path: Path | None = PrivateAttr(default=None)
     _origin: str | None = PrivateAttr(default=None)
