@@ -179,6 +179,8 @@ def register(app: typer.Typer) -> None:
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
             result.modeInferred = inferred
+            for line in result.warnings or []:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(result.to_dict())
             elif result.status == "ok":
