@@ -117,6 +117,20 @@ def run(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo(_INTERRUPTED, err=True)
         sys.exit(130)
+    except OSError as exc:  # a file or folder we could not use, met outside the translated paths
+        if debug:
+            raise
+        from vance_cli.sanitize import for_terminal
+
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.echo(
+            for_terminal(
+                f"error: {exc.strerror or exc}{where}\n  fix: check that the file or folder exists, is "
+                "writable and its disk has space (VANCE_DEBUG=1 shows where it happened)"
+            ),
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:
             raise
