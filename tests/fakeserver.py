@@ -23,7 +23,9 @@ API (exact):
   verbatim, malformed JSON included) or dicts ``{"name", "arguments", "id"?}``; ids default to
   ``call_<n>``. ``finish_reason`` defaults to ``"tool_calls"`` / ``"stop"``. ``usage`` is a dict like
   ``{"prompt_tokens": 3, "completion_tokens": 4}`` (default: 10 and 5). Keyword-only ``delay``
-  (seconds) holds the answer back, for timeout tests; ``enqueue_error`` takes it too.
+  (seconds) holds the answer back, for timeout tests; ``enqueue_error`` takes it too. Keyword-only
+  ``chunk_delay`` (seconds) pauses between streamed chunks, so a display can be seen growing;
+  ``cut_after`` (a chunk count) closes a stream after that many chunks, without ``[DONE]``.
 - ``enqueue_error(status, body=None, headers=None)``: queue an HTTP error; ``body`` is a dict (sent
   as JSON) or a string; default ``{"error": {"message": "fake error <status>", ...}}``.
 - ``enqueue_raw(body: dict)``: queue a 200 response with exactly this JSON body.
@@ -93,11 +95,21 @@ def _last_user_text(body: dict[str, Any]) -> str:
 class _Reply:
     """One queued answer: a 200 JSON body or an HTTP error."""
 
-    def __init__(self, status: int, body: Any, headers: dict[str, str] | None = None, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        status: int,
+        body: Any,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+        chunk_delay: float = 0.0,
+        cut_after: int | None = None,
+    ) -> None:
         self.status = status
         self.body = body
         self.headers = headers or {}
         self.delay = delay
+        self.chunk_delay = chunk_delay
+        self.cut_after = cut_after
 
 
 class FakeOpenAIServer:
@@ -156,13 +168,16 @@ class FakeOpenAIServer:
         usage: dict[str, int] | None = None,
         *,
         delay: float = 0.0,
+        chunk_delay: float = 0.0,
+        cut_after: int | None = None,
     ) -> None:
         with self._lock:
             calls = []
             for item in tool_calls or []:
                 self._counter += 1
                 calls.append(_tool_call_dict(item, self._counter))
-        self._push(_Reply(200, self._completion_body(text, calls, finish_reason, usage), delay=delay))
+        body = self._completion_body(text, calls, finish_reason, usage)
+        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after))
 
     def enqueue_error(
         self, status: int, body: Any = None, headers: dict[str, str] | None = None, *, delay: float = 0.0
@@ -322,7 +337,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for event in _stream_events(reply.body, include_usage):
+        for number, event in enumerate(_stream_events(reply.body, include_usage)):
+            if reply.cut_after is not None and number >= reply.cut_after:
+                self.wfile.flush()
+                return  # the connection closes mid-stream
+            if reply.chunk_delay and number:
+                self.wfile.flush()
+                time.sleep(reply.chunk_delay)
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

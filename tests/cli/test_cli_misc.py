@@ -21,7 +21,7 @@ PROBE = (
 )
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["ps"], ["ps", "--json"], ["recipes", "list"], ["chat", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["ps"], ["ps", "--json"], ["recipes", "list"], ["chat", "--help"], ["doctor", "--offline"], ["demo", "--help"], ["trust", "--list"]])
 def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):
     r = subprocess.run(
         [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
@@ -108,3 +108,26 @@ def test_a_bad_model_string_leaves_no_process_behind():
     r = vance("chat", "-p", "hi", "--model", "scripted:/nonexistent/script.json")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert json_lines(vance("ps", "--json").stdout) == []
+
+
+def test_version_prints_the_package_version():
+    from vance_cli import __version__
+
+    r = vance("--version")
+    assert r.returncode == 0
+    assert r.stdout == f"vance {__version__}\n"
+
+
+def test_shell_completion_script_is_available():
+    r = vance("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert r.returncode == 0, r.stderr
+    assert "_VANCE_COMPLETE" in r.stdout and "complete" in r.stdout
+
+
+def test_shell_completion_completes_commands_and_options():
+    env = {"_VANCE_COMPLETE": "complete_bash", "COMP_WORDS": "vance do", "COMP_CWORD": "1"}
+    r = vance(env=env)
+    assert "doctor" in r.stdout.split(), r.stdout + r.stderr
+    env = {"_VANCE_COMPLETE": "complete_bash", "COMP_WORDS": "vance doctor --of", "COMP_CWORD": "2"}
+    r = vance(env=env)
+    assert "--offline" in r.stdout.split(), r.stdout + r.stderr

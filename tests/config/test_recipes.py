@@ -17,6 +17,7 @@ from vance_cli.config.recipes import (
     validate_recipe_file,
 )
 from vance_cli.config.scopes import Scopes
+from vance_cli.config.trust import trust_folder
 from vance_cli.errors import ConfigError
 
 CONVENTION_LINES = (
@@ -96,6 +97,9 @@ def test_project_shadows_user_shadows_bundled(vance_home, project):
         project / "recipes" / "arthur.yaml",
         "engine: arthur\ndescription: project arthur\n",
     )
+    # An untrusted project's recipes are not used (they choose the tools): the user's wins.
+    assert load_recipe("arthur", Scopes.discover()).origin == "user"
+    trust_folder(project.parent, vance_home)
     recipe = load_recipe("arthur", Scopes.discover())
     assert (recipe.origin, recipe.description) == ("project", "project arthur")
     assert recipe.path == project.resolve() / "recipes" / "arthur.yaml"

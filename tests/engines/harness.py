@@ -83,6 +83,7 @@ def run_engine(
     engine: str = "ford",
     process: Process | None = None,
     store: ProcessStore | None = None,
+    stream: bool = False,
 ) -> Run:
     store = store or ProcessStore(tmp_path / "processes")
     workspace = tmp_path / "ws"
@@ -103,6 +104,7 @@ def run_engine(
         bus=bus,
         persist=store.save,
         tool_context=ToolContext(workspace=workspace, process_id=process.id),
+        stream=stream,
     )
     asyncio.run(engine_class(process.engine)(deps).run(process))
     return Run(process=process, model=model, store=store, events=events)

@@ -17,7 +17,7 @@ app = typer.Typer(
     name="vance",
     help="Vance: a terminal-first agent console. Chat engines, structured extraction, headless tasks.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -37,18 +37,24 @@ def _main(
     """Exit codes: 0 ok, 1 error, 2 usage; structure: 3 need-more-input, 4 stale."""
 
 
-def _register_all() -> None:
-    from vance_cli.cli import chat, procs, recipes_cmd
+# One module per command group, each with register(app); add a new one on its own line.
+COMMAND_MODULES = (
+    "chat",
+    "procs",
+    "recipes_cmd",
+    "trust_cmd",
+    "structure_cmd",
+    "schemas_cmd",
+    "doctor_cmd",
+    "demo_cmd",
+)
 
-    chat.register(app)
-    procs.register(app)
-    recipes_cmd.register(app)
-    for mod in ("structure_cmd", "schemas_cmd"):
-        try:
-            module = __import__(f"vance_cli.cli.{mod}", fromlist=["register"])
-        except ImportError:  # arrives with the structure issue
-            continue
-        module.register(app)
+
+def _register_all() -> None:
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"vance_cli.cli.{name}").register(app)
 
 
 _register_all()
@@ -88,7 +94,10 @@ def run(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        typer.echo(exc.render(), err=True)
+        from vance_cli.sanitize import for_terminal
+
+        # messages quote file names, file contents and model output: no control sequences
+        typer.echo(for_terminal(exc.render()), err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo(_INTERRUPTED, err=True)
@@ -96,5 +105,7 @@ def run(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:
             raise
-        typer.echo(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)", err=True)
+        from vance_cli.sanitize import for_terminal
+
+        typer.echo(for_terminal(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)"), err=True)
         sys.exit(EXIT_ERROR)

@@ -34,14 +34,21 @@ def register(app: typer.Typer) -> None:
         all_: bool = typer.Option(True, "--all/--active", help="All processes, or only those not DONE."),
     ) -> None:
         """List processes, newest first."""
-        from vance_cli.cli.common import emit_json, err, fmt_time, load_context
-        from vance_cli.store.files import ProcessStore
+        from vance_cli.cli.common import emit_json, err, fmt_time, load_context, out
+        from vance_cli.runtime.checks import unrunnable_reason
+        from vance_cli.store.files import ProcessStore, is_future_dated
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
         processes, corrupt = store.list()
         for path, reason in corrupt:
             err(f"warning: unreadable process file {path} (kept untouched): {reason}")
+        for p in processes:
+            problem = unrunnable_reason(p)
+            if problem:
+                err(f"warning: process {p.id} cannot be resumed: {problem}")
+            if is_future_dated(p):
+                err(f"warning: process {p.id} was updated in the future ({fmt_time(p.updated)}); --continue skips it")
         if not all_:
             processes = [p for p in processes if p.status.value != "DONE"]
         # RUNNING on disk with nobody holding the lock: the vance that drove it was killed.
@@ -55,11 +62,11 @@ def register(app: typer.Typer) -> None:
             err("no processes yet; start one with: vance chat")
             return
         header = f"{'ID':<27} {'ENGINE':<7} {'RECIPE':<16} {'STATUS':<9} {'UPDATED':<19} TITLE"
-        typer.echo(header)
+        out(header)
         for p, depth in ordered:
             status = p.status.value + ("*" if p.id in stale else "")
             ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
-            typer.echo(
+            out(
                 f"{ident:<27} {p.engine:<7} {(p.recipe_name or '-'):<16} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
             )
@@ -72,7 +79,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="The whole process file as JSON."),
     ) -> None:
         """Show one process: status, usage and the transcript."""
-        from vance_cli.cli.common import emit_json, load_context
+        from vance_cli.cli.common import emit_json, load_context, out
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = load_context()
@@ -82,22 +89,24 @@ def register(app: typer.Typer) -> None:
             emit_json(process.model_dump(mode="json"))
             return
         u = process.usage
-        typer.echo(f"process  {process.id}")
-        typer.echo(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
-        typer.echo(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
+        out(f"process  {process.id}")
+        if process.title:
+            out(f"title    {process.title}")
+        out(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
+        out(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
         if process.parent:
-            typer.echo(f"parent   {process.parent}")
+            out(f"parent   {process.parent}")
         children = [p.id for p in store.list()[0] if p.parent == process.id]
         if children:
-            typer.echo(f"children {', '.join(sorted(children))}")
-        typer.echo(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
+            out(f"children {', '.join(sorted(children))}")
+        out(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
         if process.todos:
-            typer.echo("todos")
+            out("todos")
             for t in process.todos:
-                typer.echo(f"  [{t.status}] {t.text}")
-        typer.echo("")
+                out(f"  [{t.status}] {t.text}")
+        out("")
         for line in transcript_lines(process):
-            typer.echo(line)
+            out(line)
 
 
 def tree_order(processes: list) -> list[tuple]:
@@ -132,41 +141,25 @@ def tree_order(processes: list) -> list[tuple]:
 
 
 def transcript_lines(process) -> list[str]:
-    """The history as a person reads it: what was said, what ran, what was corrected."""
+    """The history as a person reads it (store/transcript.py), one line per entry."""
+    from vance_cli.store.transcript import entries
+
     out: list[str] = []
-    calls: dict[str, str] = {}  # the latest assistant's call ids → respond messages (ids repeat across runs)
-    for m in process.history:
-        kind = m.meta.get("kind")
-        if m.role == "user":
-            out.append(f"you: {m.content}")
-        elif m.role == "system":
-            out.append(f"  [system note] {m.content}")
-        elif m.role == "assistant" and kind == "journal":
-            out.append("  " + (m.content or "").replace("\n\n", "\n  "))
-        elif m.role == "assistant":
-            calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
-            if m.content and (m.meta.get("delivered") or not m.tool_calls):
-                tag = "" if m.meta.get("delivered") else f" [{kind or 'text'}, not shown]"
-                out.append(f"{process.engine}{tag}: {m.content}")
-            for c in m.tool_calls:
-                if c.name == "respond":
-                    continue
-                out.append(f"  → {c.name} {c.arguments[:200]}")
-        elif m.role == "tool":
-            if m.name == "respond":
-                if m.meta.get("delivered"):
-                    msg = calls.get(m.tool_call_id or "", "")
-                    out.append(f"{process.engine}: {msg}")
-                else:
-                    out.append(f"  ✗ respond rejected: {(m.content or '')[:200]}")
-            else:
-                mark = "✓" if m.meta.get("ok", True) else "✗"
-                out.append(f"  {mark} {m.name}: {' '.join((m.content or '').split())[:200]}")
+    for e in entries(process):
+        if e.kind == "user":
+            out.append(f"you: {e.text}")
+        elif e.kind == "note":
+            out.append(f"  [system note] {e.text}")
+        elif e.kind == "journal":
+            out.append("  " + e.text.replace("\n\n", "\n  "))
+        elif e.kind == "message":
+            out.append(f"{process.engine}: {e.text}")
+        elif e.kind == "unshown":
+            out.append(f"{process.engine} [{e.tag}, not shown]: {e.text}")
+        elif e.kind == "call":
+            out.append(f"  → {e.name} {e.text[:200]}")
+        elif e.kind == "rejected":
+            out.append(f"  ✗ respond rejected: {e.text[:200]}")
+        elif e.kind == "result":
+            out.append(f"  {'✓' if e.ok else '✗'} {e.name}: {' '.join(e.text.split())[:200]}")
     return out
-
-
-def _message_of(call) -> str:
-    try:
-        return str(call.parsed_arguments().get("message", ""))
-    except ValueError:
-        return ""

@@ -253,6 +253,13 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
     return _loc_text(loc), message
 
 
+def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
+    """The first ``limit`` problems of a recipe validation, on one line ("key 'x': why; ...")."""
+    parts = [f"key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors()[:limit])]
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
 def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
     lines = [
         f"{_display(path)}: key '{loc}': {msg}"
@@ -340,6 +347,7 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = scopes.cwd / path
+        _refuse_untrusted(path, scopes)
         return validate_recipe_file(path)
     searched = []
     for origin, folder in scopes.search_path("recipes"):
@@ -349,10 +357,27 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
             recipe._origin = origin
             return recipe
         searched.append(str(folder))
+    if scopes.project is not None and _find_in(scopes.project / "recipes", name):
+        _refuse_untrusted(_find_in(scopes.project / "recipes", name), scopes)
     raise RecipeError(
         f"recipe {name!r} not found",
         hint=f"run `vance recipes list` to see the recipes; searched: {', '.join(searched)}",
     )
+
+
+def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
+    """A recipe file inside an untrusted project's .vance/ is not used, even when named by path."""
+    project = scopes.project
+    if project is None or scopes.project_trusted:
+        return
+    if path.resolve().is_relative_to(project):
+        from vance_cli.config.trust import check
+
+        raise RecipeError(
+            f"recipe {_display(path)} is in {project}, which is not trusted (its recipes choose "
+            "the model's tools)",
+            hint=f"read it, then trust the folder with: {check(scopes).command}",
+        )
 
 
 def _description_of(path: Path) -> str:

@@ -8,18 +8,24 @@ provider litellm speaks maps onto it; ``meta`` carries Vance's own annotations (
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
+
+from vance_cli.sanitize import safe_text
 
 Role = Literal["system", "user", "assistant", "tool"]
 
+# Text that enters the history: a lone surrogate (a model's "\ud800", a non-UTF-8 file name in a
+# tool result) becomes U+FFFD here, or the process could never be saved or sent again.
+SafeStr = Annotated[str, AfterValidator(safe_text)]
+
 
 class ToolCall(BaseModel):
-    id: str
-    name: str
+    id: SafeStr
+    name: SafeStr
     # Raw argument text as the model sent it; may be malformed JSON.
-    arguments: str = "{}"
+    arguments: SafeStr = "{}"
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a dict; raises ValueError when they are not a JSON object."""
@@ -34,7 +40,7 @@ class ToolCall(BaseModel):
 
 class Message(BaseModel):
     role: Role
-    content: str | None = None
+    content: SafeStr | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None

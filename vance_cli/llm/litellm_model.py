@@ -28,6 +28,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
+from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, stream_body
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -197,4 +198,47 @@ class LiteLLMModel:
 
     async def aclose(self) -> None:
         """Nothing to close: litellm owns its HTTP clients."""
+
+    def prepare(self) -> None:
+        """Import litellm now (seconds): a full-screen app calls this in a thread after its first paint."""
+        _litellm()
+
+    # --- streaming (stream=True) -----------------------------------------------------------------
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end.
+
+        The chunks go back through ``litellm.stream_chunk_builder`` (which also sums the usage) and
+        then ``_to_completion``, so tool calls, usage and cost come out as from ``complete``.
+        """
+        check_request_allowed(self.name, self.api_base)
+        litellm = _litellm()
+        kwargs = stream_body(self._kwargs(request))
+        attempts = 0
+
+        async def attempt() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                on_delta(RESTART)
+            assembler = ChunkAssembler()
+            chunks: list[Any] = []
+            try:
+                response = await litellm.acompletion(**kwargs)
+                async for chunk in response:
+                    chunks.append(chunk)
+                    data = chunk.model_dump(warnings=False) if hasattr(chunk, "model_dump") else dict(chunk)
+                    for delta in assembler.add(data):
+                        on_delta(delta)
+            except ModelError:
+                raise
+            except Exception as exc:
+                raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
+            built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"]) if chunks else None
+            if built is None:
+                # nothing to build from: the assembler's body says "empty reply", as complete would
+                return parse_response(assembler.body(self.name), model=self.name)
+            return self._to_completion(litellm, built)
+
+        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base or 'the provider'}")
 

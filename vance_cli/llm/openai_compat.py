@@ -2,8 +2,9 @@
 
 For ``openai/...`` models behind an ``api_base`` (OpenAI, Ollama's /v1, vLLM, llama.cpp server,
 LM Studio): ``import litellm`` costs 7-9 s, which a one-shot CLI cannot pay, and these servers need
-nothing litellm adds. Non-streaming; transport retries via ``retry.with_transport_retries``.
-The response parser here is shared with the litellm implementation.
+nothing litellm adds. ``complete`` posts and parses one response; ``stream`` reads server-sent
+events (``llm/streaming.py`` folds them back into the same response). Transport retries via
+``retry.with_transport_retries``. The response parser here is shared with the litellm implementation.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
+from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, sse_data, stream_body
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 
@@ -219,3 +221,81 @@ class OpenAICompatModel:
                 hint="the server does not look OpenAI-compatible; check api_base (it usually ends in /v1)",
             ) from exc
         return parse_response(data, model=self.name)
+
+    # --- streaming (server-sent events) ----------------------------------------------------------
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end."""
+        check_request_allowed(self.name, self.api_base)
+        body = stream_body(build_body(request, self.wire_model, self.capabilities))
+        url = f"{self.api_base}/chat/completions"
+        attempts = 0
+
+        async def attempt() -> Completion:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                on_delta(RESTART)
+            return await self._post_stream(url, body, on_delta)
+
+        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}")
+
+    async def _post_stream(self, url: str, body: dict[str, Any], on_delta: OnDelta) -> Completion:
+        assembler = ChunkAssembler()
+        done = False
+        try:
+            async with self._http().stream("POST", url, json=body) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_for_status(
+                        response.status_code,
+                        _error_detail(response),
+                        model=self.name,
+                        api_base=self.api_base,
+                        retry_after=parse_retry_after(response.headers),
+                    )
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    # a server that ignores "stream": one JSON body, shown at once
+                    await response.aread()
+                    completion = parse_response(self._json_of(response), model=self.name)
+                    replay(completion, on_delta)
+                    return completion
+                async for line in response.aiter_lines():
+                    data = sse_data(line)
+                    if data is None or not data:
+                        continue
+                    if data == "[DONE]":
+                        done = True
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError as exc:
+                        raise TransportError(
+                            f"{self.name} at {self.api_base}: a streamed chunk is not JSON: {data[:200]!r}",
+                            retryable=False,
+                            hint="the server does not look OpenAI-compatible; check api_base",
+                        ) from exc
+                    for delta in assembler.add(chunk):
+                        on_delta(delta)
+        except httpx.TimeoutException as exc:
+            raise timeout_error(self.name, self.api_base, self.timeout, type(exc).__name__) from exc
+        except httpx.TransportError as exc:  # connect errors, resets, a stream cut short
+            raise connection_error(self.name, self.api_base, str(exc) or type(exc).__name__) from exc
+        if not (done or assembler.finished):
+            raise TransportError(
+                f"{self.name} at {self.api_base}: the stream was cut short after {assembler.chunks} chunks",
+                retryable=True,
+                hint="check the server; it closed the stream before the reply was complete",
+            )
+        return parse_response(assembler.body(self.name), model=self.name)
+
+    def _json_of(self, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise TransportError(
+                f"{self.name} at {self.api_base}: the response is not JSON: {response.text[:200]!r}",
+                status=response.status_code,
+                retryable=False,
+                hint="the server does not look OpenAI-compatible; check api_base (it usually ends in /v1)",
+            ) from exc

@@ -16,7 +16,7 @@ from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.errors import ModelError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
 from vance_cli.runtime.crashpoints import crashpoint
@@ -41,12 +41,15 @@ class Runtime:
         store: ProcessStore | None = None,
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
+        stream: bool = False,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
         self.store = store or ProcessStore.for_scopes(scopes)
         self.bus = bus or EventBus()
         self.model_factory = model_factory or _default_model_factory
+        # Stream model calls for a live display (MessageDelta events); what is saved is the same.
+        self.stream = stream
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -97,7 +100,7 @@ class Runtime:
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
-        if resume:
+        if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
             latest = self.store.latest(engine)
@@ -139,6 +142,7 @@ class Runtime:
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
+        self.check_runnable(process)
         if model_override:
             resolved = self.settings.resolve_model(model_override)
             self.model(resolved)  # fail before the process changes
@@ -158,6 +162,7 @@ class Runtime:
                 settings=self.settings,
                 process_id=process.id,
             ),
+            stream=self.stream,
             extra={"host": host} if host is not None else {},
         )
         engine = engine_class(process.engine)(deps)
@@ -171,6 +176,17 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
+
+    def check_runnable(self, process: Process) -> None:
+        """StoreError (before anything changes) when this vance cannot drive ``process``."""
+        from vance_cli.runtime.checks import unrunnable_reason
+
+        reason = unrunnable_reason(process)
+        if reason is not None:
+            raise StoreError(
+                f"process {process.id} cannot be run: {reason}",
+                hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
+            )
 
     def _persist(self, process: Process) -> None:
         self.store.save(process)

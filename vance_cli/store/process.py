@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -13,6 +13,11 @@ from vance_cli.errors import InvalidTransition
 from vance_cli.llm.base import Message, Usage
 
 SCHEMA_VERSION = 1
+
+# Seconds since the epoch, finite and below ~year 5000: a hand-edited or hostile "updated": 1e300
+# is an unreadable file (reported per file), not a crash of every `vance ps`.
+MAX_TIMESTAMP = 1e11
+Timestamp = Annotated[float, Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)]
 
 
 class Status(str, Enum):
@@ -55,7 +60,7 @@ class InboxItem(BaseModel):
     sender: str | None = None
     content: str
     meta: dict[str, Any] = Field(default_factory=dict)  # structured facts for the engine (never sent to a model)
-    created: float = Field(default_factory=time.time)
+    created: Timestamp = Field(default_factory=time.time)
 
 
 def new_process_id() -> str:
@@ -78,8 +83,8 @@ class Process(BaseModel):
     todos: list[Todo] = Field(default_factory=list)
     inbox: list[InboxItem] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
-    created: float = Field(default_factory=time.time)
-    updated: float = Field(default_factory=time.time)
+    created: Timestamp = Field(default_factory=time.time)
+    updated: Timestamp = Field(default_factory=time.time)
     status_reason: str | None = None
 
     def transition(self, new: Status, reason: str | None = None) -> Status:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
+from vance_cli.sanitize import file_name
 from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.
@@ -113,6 +114,30 @@ def resolve_in_workspace(workspace: Path, rel: str) -> Path:
             hint=_PATH_HINT,
         )
     return resolved
+
+
+# Folders the model may read but never write through the file tools: Vance's own settings
+# (a recipe there could give every later session exec_run) and git's (hooks and config run
+# commands the next time the user runs git). At any depth, so nested repositories count too.
+PROTECTED_DIRS = {
+    ".vance": "Vance's own settings and recipes",
+    ".git": "git's own files (hooks and config run commands)",
+}
+
+
+def protected_dir(root: Path, target: Path) -> str | None:
+    """The protected folder name (".vance", ".git") that ``target`` lies in, or None.
+
+    ``target`` is the resolved path, so a symlink into a protected folder is caught too.
+    """
+    try:
+        parts = target.relative_to(root).parts
+    except ValueError:
+        return None
+    for part in parts:
+        if part.casefold() in PROTECTED_DIRS:
+            return part.casefold()
+    return None
 
 
 def _shown(root: Path, path: Path) -> str:
@@ -353,6 +378,12 @@ FILE_LIST_PARAMETERS: dict[str, Any] = {
 }
 
 
+_NOT_UTF8_NOTE = (
+    "[some names are not valid UTF-8 and are shown with \\xNN escapes; the file tools cannot open "
+    "them by these names]"
+)
+
+
 def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
     if entry.is_symlink():
         # Not followed: the target may be outside the workspace, and following could loop.
@@ -360,7 +391,7 @@ def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
             target = os.readlink(entry.path)
         except OSError:
             target = "?"
-        return {"path": rel, "type": "symlink", "target": target, "size": None}
+        return {"path": rel, "type": "symlink", "target": file_name(target), "size": None}
     if entry.is_dir(follow_symlinks=False):
         return {"path": rel, "type": "dir", "size": None}
     try:
@@ -392,7 +423,10 @@ def _scan(
             continue
         if len(out) >= cap:
             return True
-        rel = f"{prefix}{entry.name}"
+        shown = file_name(entry.name)  # a non-UTF-8 name is shown with \xNN escapes
+        if shown != entry.name and _NOT_UTF8_NOTE not in notes:
+            notes.append(_NOT_UTF8_NOTE)
+        rel = f"{prefix}{shown}"
         out.append(_entry(entry, rel))
         if (
             recursive
@@ -533,6 +567,13 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if target == root:
         return ToolResult.error("file_write needs a file path, not the workspace root")
     shown = _shown(root, target)
+    guarded = protected_dir(root, target)
+    if guarded is not None:
+        return ToolResult.error(
+            f"file_write refused: {shown!r} is under {guarded}/, {PROTECTED_DIRS[guarded]}; "
+            f"the tools may read there but not write. Write elsewhere in the workspace, or ask the "
+            f"user to make this change themselves"
+        )
     if target.is_dir():
         return ToolResult.error(f"{shown!r} is a folder; choose a file path inside it")
     if target.exists() and not target.is_file():
@@ -562,6 +603,7 @@ def make_file_write() -> Tool:
         ),
         parameters=FILE_WRITE_PARAMETERS,
         run=_guarded("file_write", _file_write),
+        side_effects=True,
     )
 
 
@@ -806,6 +848,7 @@ def make_exec_run() -> Tool:
         ),
         parameters=EXEC_RUN_PARAMETERS,
         run=_guarded("exec_run", _exec_run),
+        side_effects=True,
     )
 
 
