@@ -164,7 +164,7 @@ def test_unknown_nested_key_names_the_key_path(tmp_path):
 def test_unknown_engine_names_file_and_key(tmp_path):
     err = recipe_error(write(tmp_path / "work" / "foo.yaml", "engine: fordd\n"))
     assert err.message.startswith(
-        "foo.yaml: key 'engine': unknown engine 'fordd' (known: ford, arthur)"
+        "foo.yaml: key 'engine': unknown engine 'fordd' (known: ford, arthur, benjy)"
     )
 
 

@@ -1,4 +1,4 @@
-"""`vance chat`: one headless turn (-p), a line REPL (--plain), or the TUI (a later issue)."""
+"""`vance chat`: one headless turn (-p), a line REPL (--plain), or the full-screen app (a terminal)."""
 
 from __future__ import annotations
 
@@ -38,16 +38,18 @@ def register(app: typer.Typer) -> None:
             require_text(prompt, "the prompt")
         if prompt is not None and not prompt.strip():
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
-        session = ChatSession.open(recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet)
+        # The app needs a terminal on both ends; --json and -p are for scripts.
+        full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()
+        session = ChatSession.open(
+            recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
+            printer=not full_screen,
+        )
         if prompt is not None:
             session.one_turn(prompt)
             return
-        if not plain and sys.stdin.isatty() and sys.stdout.isatty():
-            try:
-                from vance_cli.tui import run_tui  # type: ignore[attr-defined]
-            except ImportError:
-                session.err("the full-screen app is not built yet; using --plain line mode")
-            else:
-                run_tui(session)
-                return
+        if full_screen:
+            from vance_cli.tui import run_tui
+
+            run_tui(session)
+            return
         session.repl()

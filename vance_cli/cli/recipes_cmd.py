@@ -47,6 +47,7 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
 
     from vance_cli.cli.common import err, load_context, out
     from vance_cli.config.recipes import list_recipes, load_recipe, validate_recipe_file
+    from vance_cli.engines import validate_recipe
     from vance_cli.errors import VanceError
 
     scopes, _ = load_context()
@@ -55,6 +56,7 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
     for target in items:
         try:
             recipe = validate_recipe_file(Path(target)) if Path(target).is_file() else load_recipe(target, scopes)
+            validate_recipe(recipe, scopes)  # engine params (Benjy: features, referenced recipes)
         except VanceError as exc:
             failures += 1
             err(exc.render())

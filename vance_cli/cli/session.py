@@ -23,14 +23,26 @@ class ChatSession:
     quiet: bool = False
 
     @classmethod
-    def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> ChatSession:
+    def open(
+        cls,
+        *,
+        recipe: str,
+        model: str | None,
+        resume: str | None,
+        continue_last: bool,
+        json_out: bool,
+        quiet: bool,
+        printer: bool = True,
+    ) -> ChatSession:
+        """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings)
         pid = runtime.find(resume=resume, continue_last=continue_last)
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
-        runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
+        if printer:
+            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
         return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, quiet=quiet)
 
     def err(self, text: str) -> None:

@@ -28,7 +28,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
 
 # The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
-KNOWN_ENGINES = ("ford", "arthur")
+KNOWN_ENGINES = ("ford", "arthur", "benjy")
 MODEL_ALIASES = ("default:fast", "default:analyze", "default:code")
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
@@ -123,6 +123,11 @@ class DataRelayCorrection(_Strict):
     text: str = DEFAULT_DATA_RELAY_TEXT
 
 
+class ExecSpec(_Strict):
+    # exec_run may reach the network inside its sandbox (config: exec.network).
+    network: bool = False
+
+
 class Recipe(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
@@ -139,6 +144,7 @@ class Recipe(_Strict):
         default_factory=DataRelayCorrection
     )
     params: dict[str, Any] = Field(default_factory=dict)
+    exec: ExecSpec = Field(default_factory=ExecSpec)
 
     _path: Path | None = PrivateAttr(default=None)
     _origin: str | None = PrivateAttr(default=None)

@@ -30,13 +30,14 @@ class Status(str, Enum):
     SUSPENDED = "SUSPENDED"  # paused by the user
 
 
+# READY/BLOCKED → DONE: a parent closes a worker once its reply is delivered (runtime.scheduler).
 _ALLOWED: dict[Status, frozenset[Status]] = {
-    Status.READY: frozenset({Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.BLOCKED}),
+    Status.READY: frozenset({Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.BLOCKED, Status.DONE}),
     Status.RUNNING: frozenset(
         {Status.READY, Status.IDLE, Status.BLOCKED, Status.DONE, Status.FAILED, Status.SUSPENDED}
     ),
     Status.IDLE: frozenset({Status.READY, Status.RUNNING, Status.FAILED, Status.SUSPENDED}),
-    Status.BLOCKED: frozenset({Status.READY, Status.RUNNING, Status.SUSPENDED, Status.FAILED}),
+    Status.BLOCKED: frozenset({Status.READY, Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.DONE}),
     Status.DONE: frozenset(),
     Status.FAILED: frozenset({Status.READY, Status.RUNNING}),
     Status.SUSPENDED: frozenset({Status.READY, Status.RUNNING}),
@@ -55,9 +56,10 @@ class Todo(BaseModel):
 
 class InboxItem(BaseModel):
     id: str = Field(default_factory=lambda: secrets.token_hex(4))
-    kind: str = "user"  # user | event | steer
+    kind: str = "user"  # user | event | steer | child (a worker's reply or end, from the scheduler)
     sender: str | None = None
     content: str
+    meta: dict[str, Any] = Field(default_factory=dict)  # structured facts for the engine (never sent to a model)
     created: Timestamp = Field(default_factory=time.time)
 
 

@@ -124,7 +124,7 @@ class SchemaCache:
 
 @dataclass
 class BuildResult:
-    status: str  # "ok" | "need-more-input" | "stale"
+    status: str  # "ok" | "need-more-input" | "stale" | "refused"
     schema: dict[str, Any] | None = None
     confidence: float | None = None
     clarifying_questions: list[str] = field(default_factory=list)
@@ -135,11 +135,13 @@ class BuildResult:
     usage: Usage = field(default_factory=Usage)
     downgrades: list[str] = field(default_factory=list)
     model: str = ""
+    refusal: str | None = None  # status "refused": the builder model's refusal
     warnings: list[str] = field(default_factory=list)  # e.g. the cache could not be written
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
+            **({"refusal": self.refusal} if self.refusal else {}),
             "schema": self.schema,
             "confidence": self.confidence,
             "clarifyingQuestions": self.clarifying_questions,
@@ -254,6 +256,9 @@ class SchemaBuilder:
             model=self.model_name,
             warnings=warnings,
         )
+        if out.status == "refused":
+            result.refusal = out.refusal
+            return result
         if out.status != "ok":
             result.status = "stale"
             result.errors = [f"schema builder: {e}" for e in out.errors]
