@@ -20,13 +20,23 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     ) -> None:
         """Chat with an engine (Arthur by default)."""
+        from vance_cli.cli.common import read_stdin_text, require_text
         from vance_cli.cli.session import ChatSession
+        from vance_cli.errors import UsageError
 
+        # Every check on the arguments comes before a process file exists: bad input creates nothing.
+        for what, value in (("--recipe", recipe), ("--model", model), ("--resume", resume)):
+            if value is not None:
+                require_text(value, what)
+        if model is not None and not model.strip():
+            raise UsageError("--model is empty", hint="pass a model string or alias (e.g. default:fast), or leave --model out for the configured default")
+        if plain and prompt is not None:
+            raise UsageError("--plain and -p exclude each other", hint="-p runs one headless turn and exits; --plain starts the line-mode chat")
         if prompt == "-":
-            prompt = sys.stdin.read()
+            prompt = read_stdin_text()
+        elif prompt is not None:
+            require_text(prompt, "the prompt")
         if prompt is not None and not prompt.strip():
-            from vance_cli.errors import UsageError
-
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
         # The app needs a terminal on both ends; --json and -p are for scripts.
         full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()

@@ -14,7 +14,7 @@ from vance_cli.store.process import Process
 
 @dataclass(frozen=True)
 class Entry:
-    """``kind``: user | message (delivered to the person) | unshown (assistant text not delivered,
+    """``kind``: user | journal (an engine's journal entry, Markdown) | message (delivered to the person) | unshown (assistant text not delivered,
     ``tag`` says why) | note (a system note, e.g. a correction) | call (a tool call) | result (its
     result) | rejected (a respond call the engine refused)."""
 
@@ -35,6 +35,8 @@ def entries(process: Process) -> list[Entry]:
             out.append(Entry("user", m.content or ""))
         elif m.role == "system":
             out.append(Entry("note", m.content or "", tag=kind or ""))
+        elif m.role == "assistant" and kind == "journal":
+            out.append(Entry("journal", m.content or ""))
         elif m.role == "assistant":
             calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
             if m.content and (m.meta.get("delivered") or not m.tool_calls):
