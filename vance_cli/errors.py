@@ -13,7 +13,8 @@ Hierarchy::
     │   ├── TransportError           5xx / 429 / timeout / connection, after retries
     │   └── ModelRequestsForbidden   the test switch is on
     ├── InvalidTransition            a status change the table forbids
-    └── InvalidSchema                not a Draft 2020-12 JSON Schema
+    ├── InvalidSchema                not a Draft 2020-12 JSON Schema
+    └── Interrupted (exit 128+N)     SIGTERM / SIGHUP stopped a turn; the state is saved
 
 Foreign exceptions (httpx, litellm, yaml, pydantic) are translated where they enter, with
 ``raise ... from exc``, so the CLI only ever sees these.
@@ -40,6 +41,9 @@ class VanceError(Exception):
         text = f"error: {self.message}"
         if self.hint:
             text += f"\n  fix: {self.hint}"
+        # add_note() lines: context a caller adds on the way up (e.g. how to resume the process)
+        for note in getattr(self, "__notes__", ()):
+            text += f"\n  {note}"
         return text
 
 
@@ -100,3 +104,18 @@ class InvalidTransition(VanceError):
 
 class InvalidSchema(VanceError):
     """A schema that is not a valid Draft 2020-12 JSON Schema (checked before any model call)."""
+
+
+class Interrupted(VanceError):
+    """A stop signal (SIGTERM, SIGHUP) ended the run; the process was saved SUSPENDED."""
+
+    def __init__(self, signame: str, *, signum: int) -> None:
+        super().__init__(
+            f"interrupted by {signame}; the process state is saved",
+            hint="continue with: vance chat --continue, or --resume ID",
+        )
+        self.signame = signame
+        self.exit_code = 128 + signum
+
+    def render(self) -> str:
+        return f"{self.message} ({self.hint})"

@@ -30,6 +30,20 @@ class MessageEvent(Event):
 
 
 @dataclass
+class MessageDelta(Event):
+    """Display only: the reply as the model writes it; never saved, never decided on.
+
+    ``text`` is the whole visible text so far (the growing `respond` message, or free text);
+    ``call`` numbers the model call: a new number, or a shorter text (a transport retry), replaces
+    what was shown. The turn's MessageEvent (or a correction) supersedes it.
+    """
+
+    call: int
+    text: str
+    kind: str = "text"  # text | respond
+
+
+@dataclass
 class JournalEvent(Event):
     """A line for the journal: what the engine did (corrections, diagnoses)."""
 
@@ -62,6 +76,7 @@ class ToolFinished(Event):
     name: str
     ok: bool
     summary: str
+    size: int | None = None  # characters of the whole result (the summary is cut short)
 
 
 @dataclass
@@ -74,6 +89,7 @@ class UsageEvent(Event):
 
 _TYPE_NAMES: dict[type, str] = {
     MessageEvent: "message",
+    MessageDelta: "message_delta",
     JournalEvent: "journal",
     TodosUpdated: "todos_updated",
     StatusChanged: "status_changed",

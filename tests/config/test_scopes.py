@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from vance_cli.config.scopes import Scopes, bundled_dir
+from vance_cli.config.trust import trust_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -68,6 +69,13 @@ def test_the_user_scope_is_never_taken_for_a_project(tmp_path, monkeypatch):
 def test_search_path_lists_project_then_user_then_bundled(tmp_path, vance_home):
     (tmp_path / "p" / ".vance").mkdir(parents=True)
     scopes = Scopes.discover(cwd=tmp_path / "p")
+    # Untrusted: the project's schemas count, its recipes do not (they choose the tools).
+    assert not scopes.project_trusted
+    assert [o for o, _ in scopes.search_path("recipes")] == ["user", "bundled"]
+    assert [o for o, _ in scopes.search_path("schemas")] == ["project", "user", "bundled"]
+    trust_folder(tmp_path / "p", vance_home)
+    scopes = Scopes.discover(cwd=tmp_path / "p")
+    assert scopes.project_trusted
     assert [origin for origin, _ in scopes.search_path("recipes")] == [
         "project",
         "user",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.engines.arthur import engine_class
+from vance_cli.engines import engine_class
 from vance_cli.engines.ford import EngineDeps
 from vance_cli.events import Event, EventBus, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
@@ -83,6 +83,7 @@ def run_engine(
     engine: str = "ford",
     process: Process | None = None,
     store: ProcessStore | None = None,
+    stream: bool = False,
 ) -> Run:
     store = store or ProcessStore(tmp_path / "processes")
     workspace = tmp_path / "ws"
@@ -103,6 +104,7 @@ def run_engine(
         bus=bus,
         persist=store.save,
         tool_context=ToolContext(workspace=workspace, process_id=process.id),
+        stream=stream,
     )
     asyncio.run(engine_class(process.engine)(deps).run(process))
     return Run(process=process, model=model, store=store, events=events)

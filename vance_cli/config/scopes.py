@@ -10,6 +10,7 @@ This module is imported on every CLI start, so it only uses the standard library
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -89,6 +90,21 @@ class Scopes:
     def data_dir(self) -> Path:
         return self.state_dir / "data"
 
+    @functools.cached_property
+    def trust_state(self) -> str:
+        """The project's trust state (vance_cli.config.trust: none|trusted|untrusted|changed).
+
+        Read once per Scopes, on first use: trusting a folder takes effect for a new Scopes.
+        """
+        from vance_cli.config.trust import folder_state
+
+        return folder_state(self.project, self.user)
+
+    @property
+    def project_trusted(self) -> bool:
+        """True without a project scope, or when the user trusted the project as it is now."""
+        return self.project is None or self.trust_state == "trusted"
+
     def config_files(self) -> list[tuple[str, Path]]:
         """The config.toml files in cascade order (lowest first); they may not exist."""
         files = [("user", self.user / "config.toml")]
@@ -97,9 +113,12 @@ class Scopes:
         return files
 
     def search_path(self, kind: str) -> list[tuple[str, Path]]:
-        """Folders for ``kind`` in lookup order: project (if any), user, bundled."""
+        """Folders for ``kind`` in lookup order: project (if any), user, bundled.
+
+        Project recipes count only in a trusted folder (they choose the tools; see config/trust.py).
+        """
         path: list[tuple[str, Path]] = []
-        if self.project is not None:
+        if self.project is not None and (kind != "recipes" or self.project_trusted):
             path.append(("project", self.project / kind))
         path.append(("user", self.user / kind))
         path.append(("bundled", bundled_dir(kind)))

@@ -8,6 +8,7 @@ library only): every CLI command builds a Settings, including the ones that must
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.config.scopes import Scopes
+from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_API_BASE": "model.api_base",
     "VANCE_API_KEY": "model.api_key",
     "VANCE_TRANSPORT": "model.transport",
+    "VANCE_SANDBOX": "exec.sandbox",
 }
 
 DEFAULT_TIMEOUT = 120.0
@@ -41,8 +44,9 @@ DEFAULT_RETRIES: dict[str, float | int] = {
     "attempts": 4,
     "base_delay": 0.5,
     "max_delay": 4.0,
-    "max_total": 20.0,
+    "max_total": 180.0,  # the whole call, attempts and waits included
 }
+PRICE_KEYS = ("input", "output", "cached_input")  # USD per million tokens
 
 # Mirrors vance_cli.llm.base.Capabilities (a test keeps them equal); kept here so that checking a
 # config file does not import pydantic.
@@ -56,15 +60,38 @@ CAPABILITY_KEYS: dict[str, type] = {
 }
 CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "other")
 
+SANDBOX_MODES = ("auto", "required", "off")
+
+# Every key a config.toml may set, by table. A key outside this map is not an error (a newer or
+# older Vance may know it) but a warning with the nearest known key, because a typo such as
+# `api_bse` would otherwise be ignored in silence. A feature that adds settings adds them here.
+# None: the table's own keys are free-form (checked elsewhere, e.g. model names, aliases).
+MODEL_KEYS = ("default", "api_base", "api_key", "transport", "timeout", "retries")
+KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
+    "model": MODEL_KEYS,
+    "aliases": None,
+    "models": None,
+    "structure": (
+        "model",
+        "schemaBuilderModel",
+        "confidenceThreshold",
+        "requireProviderStrictOutput",
+        "schemaCacheTtlDays",
+        "tenantId",
+    ),
+    "exec": ("sandbox", "network", "env"),
+}
+PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
+
 NO_MODEL_HINT = """set a default model with VANCE_MODEL (a litellm model string), for example:
-    export VANCE_MODEL=openai/gpt-4o-mini                  # plus OPENAI_API_KEY
-    export VANCE_MODEL=anthropic/claude-3-5-haiku-latest   # plus ANTHROPIC_API_KEY
-    export VANCE_MODEL=gemini/gemini-1.5-flash             # plus GEMINI_API_KEY
-    export VANCE_MODEL=ollama/llama3.1                     # local Ollama, or:
+    export VANCE_MODEL=openai/gpt-5.4-mini                 # plus OPENAI_API_KEY
+    export VANCE_MODEL=anthropic/claude-haiku-4-5          # plus ANTHROPIC_API_KEY
+    export VANCE_MODEL=gemini/gemini-2.5-flash             # plus GEMINI_API_KEY
+    export VANCE_MODEL=ollama_chat/llama3.1                # local Ollama, or:
     export VANCE_MODEL=openai/llama3.1 VANCE_API_BASE=http://localhost:11434/v1
   or put it in {user_config} ($VANCE_HOME/config.toml):
     [model]
-    default = "openai/gpt-4o-mini\""""
+    default = "openai/gpt-5.4-mini\""""
 
 
 # --------------------------------------------------------------------------- dotted keys
@@ -142,11 +169,24 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
+    """``"; did you mean 'api_base'?"`` for the closest choice, or ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 class _Checker:
-    """Type checks for the keys Vance reads; unknown sections are left alone for other features."""
+    """Type checks for the keys Vance reads; unknown keys become warnings (see KNOWN_KEYS)."""
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.warnings: list[str] = []
+
+    def unknown(self, parts: list[str], known: tuple[str, ...]) -> None:
+        self.warnings.append(
+            f"{self.source}: unknown key '{_join_key(parts)}' is ignored"
+            f"{did_you_mean(parts[-1], known)} (known here: {', '.join(known)})"
+        )
 
     def fail(self, parts: list[str], problem: str) -> None:
         raise ConfigError(
@@ -193,6 +233,13 @@ class _Checker:
                     )
             elif key == "timeout":
                 self.number(value, here)
+            elif key == "max_tokens":
+                self.number(value, here, integer=True, minimum=1)
+            elif key == "price" and per_model:
+                for pkey, pvalue in self.table(value, here).items():
+                    if pkey not in PRICE_KEYS:
+                        self.fail([*here, pkey], f"unknown key (known: {', '.join(PRICE_KEYS)}; USD per million tokens)")
+                    self.number(pvalue, [*here, pkey])
             elif key == "retries":
                 for rkey, rvalue in self.table(value, here).items():
                     if rkey not in DEFAULT_RETRIES:
@@ -208,6 +255,8 @@ class _Checker:
                     )
             elif key == "capabilities" and per_model:
                 self.capabilities(self.table(value, here), here)
+            else:
+                self.unknown(here, PER_MODEL_KEYS if per_model else MODEL_KEYS)
 
     def capabilities(self, caps: dict[str, Any], parts: list[str]) -> None:
         for key, value in caps.items():
@@ -226,6 +275,15 @@ class _Checker:
                 )
 
     def layer(self, data: dict[str, Any]) -> None:
+        for key in data:
+            if key not in KNOWN_KEYS:
+                self.unknown([key], tuple(KNOWN_KEYS))
+            elif KNOWN_KEYS[key] is not None and isinstance(data[key], dict):
+                if key == "model":
+                    continue  # model_block knows its keys and their types
+                for sub in data[key]:
+                    if sub not in KNOWN_KEYS[key]:
+                        self.unknown([key, sub], KNOWN_KEYS[key])
         if "model" in data:
             self.model_block(
                 self.table(data["model"], ["model"]), ["model"], per_model=False
@@ -269,6 +327,25 @@ class _Checker:
                 self.number(
                     structure["schemaCacheTtlDays"], ["structure", "schemaCacheTtlDays"]
                 )
+        if "exec" in data:
+            block = self.table(data["exec"], ["exec"])
+            if "sandbox" in block and block["sandbox"] not in SANDBOX_MODES:
+                self.fail(
+                    ["exec", "sandbox"],
+                    f"must be one of {', '.join(SANDBOX_MODES)}, got {block['sandbox']!r}",
+                )
+            if "network" in block and not isinstance(block["network"], bool):
+                self.fail(["exec", "network"], "expected true or false")
+            if "env" in block:
+                names = block["env"]
+                if not isinstance(names, list) or not all(
+                    isinstance(n, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)
+                    for n in names
+                ):
+                    self.fail(
+                        ["exec", "env"],
+                        'expected a list of environment variable names, e.g. ["GOPATH", "JAVA_HOME"]',
+                    )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -314,6 +391,8 @@ class Settings:
         *,
         files: list[Path] | None = None,
         forced_model: dict[str, Any] | None = None,
+        warnings: list[str] | None = None,
+        ignored: list[str] | None = None,
     ) -> None:
         self.scopes = scopes
         self._data = data
@@ -321,6 +400,10 @@ class Settings:
         # [model] keys set by the environment or CLI flags: they also beat per-model tables, because
         # `VANCE_API_BASE=... vance chat` must reach that endpoint whatever the config says.
         self._forced_model = forced_model or {}
+        # Unknown keys in the config files, one line each (the CLI prints them on stderr).
+        self.warnings = warnings or []
+        # Project keys dropped because the folder is not trusted (config/trust.py).
+        self.ignored = ignored or []
 
     @classmethod
     def load(
@@ -332,10 +415,20 @@ class Settings:
         env = os.environ if env is None else env
         data = tomllib.loads(DEFAULTS_FILE.read_text(encoding="utf-8"))
         files: list[Path] = []
-        for _origin, path in scopes.config_files():
+        warnings: list[str] = []
+        ignored: list[str] = []
+        for origin, path in scopes.config_files():
             if path.is_file():
                 layer = _read_toml(path)
-                _Checker(str(path)).layer(layer)
+                checker = _Checker(str(path))
+                checker.layer(layer)
+                warnings += checker.warnings
+                if origin == "project":
+                    kept, restricted = split_restricted(layer)
+                    # The trust state is only looked up when it matters (it may hash .vance/).
+                    if restricted and not scopes.project_trusted:
+                        layer = kept
+                        ignored = restricted
                 deep_merge(data, layer)
                 files.append(path)
 
@@ -364,7 +457,14 @@ class Settings:
             forced.update(
                 {k: v for k, v in over_layer.get("model", {}).items() if k != "default"}
             )
-        return cls(scopes, data, files=files, forced_model=forced)
+        return cls(
+            scopes,
+            data,
+            files=files,
+            forced_model=forced,
+            warnings=warnings,
+            ignored=ignored,
+        )
 
     # ------------------------------------------------------------------ reading
 
@@ -437,7 +537,7 @@ class Settings:
         """Call options for ``model``: global [model] keys overlaid by [models."<model>"].
 
         Returns ``{"api_base", "api_key", "transport", "timeout", "retries": {attempts, base_delay,
-        max_delay, max_total}}`` plus any other keys the tables carry.
+        max_delay, max_total}}`` plus any other keys the tables carry (``max_tokens``, ``price``).
         """
         if model.startswith(ALIAS_PREFIX):
             model = self.resolve_model(model)

@@ -2,8 +2,10 @@
 
 The loop is a state machine over the persisted process: every step appends to the history and
 saves before the next effect runs, and the turn's counters live in ``engine_params["turn"]``, so a
-killed run resumes exactly where it stopped (a tool call whose result never reached the disk runs
-again: effects are at-least-once, as with every durable runner).
+killed run resumes exactly where it stopped. A read-only tool call whose result never reached the
+disk simply runs again; a side-effecting one (``Tool.side_effects``: file_write, exec_run) is
+recorded as started before it runs and is never run again: after an interruption its result tells
+the model that it was interrupted and that its effects are unknown (at-most-once).
 
 Rules, in the spec's terms:
 
@@ -13,10 +15,12 @@ Rules, in the spec's terms:
    the text is delivered and the process goes BLOCKED.
 4. Data relay too brief: a large tool result this turn and a short respond message get one
    correction, never two in a row.
-5. Empty replies and malformed tool calls: an immediate, counted correction (never a sleep).
+5. Empty replies and malformed tool calls (including a call the provider itself rejected, e.g.
+   Groq's ``tool_use_failed``): an immediate, counted correction (never a sleep).
 6. Rules 3 and 4 only run when the recipe sets ``validation``.
 7. A recipe without `respond`: the legacy path, the final text is the message.
 8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
+9. A refusal (the model declines) ends the turn: the refusal is the message, the process BLOCKED.
 """
 
 from __future__ import annotations
@@ -36,7 +40,9 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
+from vance_cli.engines.stream_view import StreamView
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
+from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
 from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
 from vance_cli.tools.respond import RESPOND
@@ -54,6 +60,14 @@ EMPTY_REPLY_CORRECTION_LEGACY = (
     "VALIDATION CHECK: your previous response was empty (neither text nor a tool call). Call the "
     "tool you need now, or answer in text."
 )
+INTERRUPTED_RESULT = (
+    "INTERRUPTED: this `{name}` call was started, but Vance was stopped (Ctrl+C, a signal or a "
+    "crash) before it finished. Its effects are unknown: it may have run fully, partly or not at "
+    "all. It was NOT run again. Check the current state (for example read or list the files it "
+    "would change) before you decide whether to run it again."
+)
+# Key in an assistant message's meta: the ids of its side-effecting calls that were started.
+STARTED = "started"
 MIXED_RESPOND_ERROR = (
     "ERROR: respond must be the LAST and ONLY tool call in a turn. Your message was NOT shown to the "
     "user. The other tool calls of that reply were executed and their results are now available "
@@ -99,6 +113,8 @@ class EngineDeps:
     persist: Callable[[Process], None]
     tool_context: ToolContext
     extra: dict[str, Any] = field(default_factory=dict)
+    # Stream model calls and emit display-only MessageDelta events (the TUI turns it on).
+    stream: bool = False
 
 
 class FordEngine:
@@ -191,7 +207,11 @@ class FordEngine:
         turn.iterations += 1
         turn.store(process)
         request = ChatRequest(messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()])
-        completion = await self.deps.model.complete(request)
+        if self.deps.stream:
+            view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
+            completion = await stream_completion(self.deps.model, request, view.feed)
+        else:
+            completion = await self.deps.model.complete(request)
         usage = completion.usage
         if usage.calls == 0:
             usage = usage.model_copy(update={"calls": 1})
@@ -221,6 +241,9 @@ class FordEngine:
     def _handle_completion(
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, completion: Completion
     ) -> None:
+        if completion.refusal:
+            self._end_refused(process, turn, completion.refusal)
+            return
         text = (completion.text or "").strip()
         calls = completion.tool_calls
         if calls:
@@ -277,7 +300,7 @@ class FordEngine:
         for call in others:
             if call.id in done_ids:
                 continue
-            result = await self._run_tool(process, tools, call)
+            result = await self._run_at_most_once(process, tools, assistant, call)
             if result.data == MALFORMED:
                 malformed = True
             elif result.ok:
@@ -301,6 +324,8 @@ class FordEngine:
         if call.id in done_ids:  # resumed after the respond result was written: the turn is over
             return
         try:
+            if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
+                raise ValueError(call.error)
             args = call.parsed_arguments()
         except ValueError as exc:
             args, problem = {}, str(exc)
@@ -343,9 +368,29 @@ class FordEngine:
         turn.corrections += 1
         self._journal(process, f"correction {turn.corrections}/{recipe.maxValidationCorrections}: malformed tool call", "warning")
 
+    async def _run_at_most_once(
+        self, process: Process, tools: dict[str, Tool], assistant: Message, call: ToolCall
+    ) -> ToolResult:
+        """Run ``call``; a side-effecting call is on disk as started before it runs, and a call
+        found started without a result (the run was interrupted) is reported, not run again."""
+        started: list[str] = assistant.meta.get(STARTED, [])
+        if call.id in started:
+            self._journal(
+                process, f"{call.name} was interrupted before it finished: not run again, its effects are unknown", "warning"
+            )
+            self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, "interrupted; not run again"))
+            return ToolResult(content=INTERRUPTED_RESULT.format(name=call.name), ok=False)
+        tool = tools.get(call.name)
+        if tool is not None and tool.side_effects:
+            assistant.meta[STARTED] = [*started, call.id]
+            self._persist(process)
+        return await self._run_tool(process, tools, call)
+
     async def _run_tool(self, process: Process, tools: dict[str, Tool], call: ToolCall) -> ToolResult:
         tool = tools.get(call.name)
-        if tool is None:
+        if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
+            result = _malformed_result(call.name, call.error)
+        elif tool is None:
             result = ToolResult(
                 content=f"ERROR: unknown tool '{call.name}'. Available tools: {', '.join(tools)}.", ok=False, data=MALFORMED
             )
@@ -356,7 +401,7 @@ class FordEngine:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
             result = await tool.invoke(call.arguments, self.deps.tool_context)
-        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content)))
+        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content), len(result.content)))
         return result
 
     def _append_result(self, process: Process, call: ToolCall, result: ToolResult, meta: dict | None = None) -> None:
@@ -388,6 +433,16 @@ class FordEngine:
         turn.store(process)
         self._emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
         self._set_status(process, Status.BLOCKED, reason)
+
+    def _end_refused(self, process: Process, turn: TurnState, refusal: str) -> None:
+        """The model declined: its refusal is the turn's message (shown and kept), and the process
+        waits for the person; a correction would only press the model to do what it refused."""
+        process.history.append(Message(role="assistant", content=refusal, meta={"delivered": True, "kind": "refusal"}))
+        self._journal(process, "the model refused to answer; its refusal ends the turn", "warning")
+        turn.open = False
+        turn.store(process)
+        self._emit(MessageEvent(process.id, refusal, awaiting_user_input=True))
+        self._set_status(process, Status.BLOCKED, "the model refused")
 
     def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
         old = process.status

@@ -19,6 +19,7 @@ from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities, ChatModel
 
 SCRIPTED_PREFIX = "scripted:"
+DEMO_PREFIX = "demo:"  # the scripted brain of `vance demo` (vance_cli/demo.py)
 TRANSPORTS = ("auto", "direct", "litellm")
 
 
@@ -53,6 +54,11 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         capabilities = script.capabilities or settings.capabilities_for(model)
         return ScriptedModel(script, name=model, capabilities=capabilities)
 
+    if model.startswith(DEMO_PREFIX):
+        from vance_cli.demo import demo_model
+
+        return demo_model(model)
+
     opts = settings.model_options(model) or {}
     api_base = opts.get("api_base") or None
     kind = select_transport(model, opts.get("transport"), api_base)
@@ -63,8 +69,13 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         "timeout": float(opts.get("timeout") or 60.0),
         "retries": opts.get("retries") or {},
         "capabilities": settings.capabilities_for(model),
+        "max_tokens": opts.get("max_tokens") or None,
+        "price": opts.get("price") or None,
     }
     if kind == "direct":
+        from vance_cli.llm.lean_imports import import_httpx
+
+        import_httpx()
         from vance_cli.llm.openai_compat import OpenAICompatModel
 
         return OpenAICompatModel(**args)

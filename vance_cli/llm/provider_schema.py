@@ -297,7 +297,7 @@ def make_nullable(node: Any) -> Any:
     # Primitives get a type list; objects and arrays a union, which every strict provider accepts.
     if primitive and not ({"anyOf", "$ref", "const"} & node.keys()):
         out = dict(node)
-        out["type"] = types + ["null"]
+        out["type"] = "null" if types == ["null"] else types if "null" in types else types + ["null"]
         if "enum" in out and isinstance(out["enum"], list):
             out["enum"] = list(out["enum"]) + [None]
         return out

@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.errors import ModelError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
+from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 
@@ -39,12 +41,15 @@ class Runtime:
         store: ProcessStore | None = None,
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
+        stream: bool = False,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
         self.store = store or ProcessStore.for_scopes(scopes)
         self.bus = bus or EventBus()
         self.model_factory = model_factory or _default_model_factory
+        # Stream model calls for a live display (MessageDelta events); what is saved is the same.
+        self.stream = stream
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -95,7 +100,7 @@ class Runtime:
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
-        if resume:
+        if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
             latest = self.store.latest(engine)
@@ -127,12 +132,17 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do."""
-        from vance_cli.engines.arthur import engine_class
+    async def drive(self, process: Process, *, model_override: str | None = None, host: Any = None) -> None:
+        """Run the engine until the process waits for a person or has nothing left to do.
+
+        ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
+        that spawn children (Benjy) reach it as ``deps.extra["host"]``.
+        """
+        from vance_cli.engines import engine_class
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
+        self.check_runnable(process)
         if model_override:
             resolved = self.settings.resolve_model(model_override)
             self.model(resolved)  # fail before the process changes
@@ -142,16 +152,22 @@ class Runtime:
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
+        tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
+        if not self.scopes.project_trusted:
+            tools, recipe_exec = self._untrusted_tools(process)
         deps = EngineDeps(
             model=model,
-            tools=self._tools,
+            tools=tools,
             bus=self.bus,
-            persist=self.store.save,
+            persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
+                extra={"recipe_exec": recipe_exec},
             ),
+            stream=self.stream,
+            extra={"host": host} if host is not None else {},
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -164,6 +180,74 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
+
+    def check_runnable(self, process: Process) -> None:
+        """StoreError (before anything changes) when this vance cannot drive ``process``."""
+        from vance_cli.runtime.checks import unrunnable_reason
+
+        reason = unrunnable_reason(process)
+        if reason is not None:
+            raise StoreError(
+                f"process {process.id} cannot be run: {reason}",
+                hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
+            )
+
+    def _persist(self, process: Process) -> None:
+        self.store.save(process)
+        crashpoint(f"save.{process.engine}")
+
+    def _untrusted_tools(self, process: Process):
+        """The tools a process file in an untrusted project may use, and its exec settings.
+
+        Such a file may come with the cloned repository, its recipe snapshot granting exec_run.
+        It gets what its recipe name grants from the trusted scopes (user, bundled), or the
+        engine's default tools; every other tool in the snapshot answers with a refusal. The
+        workspace must lie in the project folder.
+        """
+        from vance_cli.config.recipes import CHAT_DEFAULT_TOOLS, ENGINE_DEFAULT_TOOLS, Recipe, load_recipe
+        from vance_cli.config.trust import check
+        from vance_cli.errors import VanceError
+        from vance_cli.tools.base import Tool, ToolResult, builtin_registry
+
+        project_root = self.scopes.project.parent if self.scopes.project else self.scopes.cwd
+        command = check(self.scopes).command
+        workspace = Path(process.workspace or self.scopes.cwd).resolve()
+        if not workspace.is_relative_to(project_root):
+            raise UsageError(
+                f"process {process.id} works in {workspace}, outside {project_root}, and its file "
+                f"is in {project_root}/.vance, which is not trusted",
+                hint=f"if you made this process, trust the folder with: {command}",
+            )
+        try:
+            trusted = load_recipe(process.recipe_name or "", self.scopes)
+            allowed, exec_spec = set(trusted.tool_names()), trusted.exec.model_dump()
+        except VanceError:
+            allowed = set(ENGINE_DEFAULT_TOOLS.get(process.engine, CHAT_DEFAULT_TOOLS))
+            exec_spec = {}
+        try:
+            wanted = Recipe.model_validate(process.recipe).tool_names()
+        except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
+            wanted = []
+        extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
+        if not extra:
+            return self._tools, exec_spec
+        registry = builtin_registry()
+        for name in extra:
+            base = self._tools.get(name)
+            message = (
+                f"{name} is not available: this process file is in {project_root}/.vance, which is "
+                f"not trusted, and only its recipe there grants {name}. Tell the user; they can "
+                f"trust the folder with `{command}` and resume"
+            )
+
+            async def refuse(args, ctx, message=message) -> ToolResult:
+                return ToolResult.error(message)
+
+            registry.register(
+                name,
+                lambda base=base, refuse=refuse: Tool(base.name, base.description, base.parameters, refuse),
+            )
+        return registry, exec_spec
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition

@@ -55,12 +55,20 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     run: RunFn
+    # True when a call changes something outside the process (files, commands): the engine
+    # records such a call as started before it runs and never runs it again after an interruption,
+    # because whether it took effect is unknown. Read-only tools may simply run again.
+    side_effects: bool = False
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     def validate(self, arguments: dict[str, Any]) -> list[str]:
         """Problems with the arguments, one line each (empty when valid)."""
+        from vance_cli.tools.quick_check import plainly_valid
+
+        if plainly_valid(self.parameters, arguments):  # the usual case, without importing jsonschema
+            return []
         validator = self.__dict__.get("_validator")
         if validator is None:
             from jsonschema import Draft202012Validator

@@ -34,6 +34,24 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
+def partial_message(arguments: str) -> str | None:
+    """The ``message`` of a respond call whose argument text is still arriving (None: not yet there).
+
+    pydantic_core's partial mode keeps the unfinished trailing string, so the message grows with
+    each piece; an incomplete escape at the end is dropped until it completes.
+    """
+    if not arguments.strip():
+        return None
+    from pydantic_core import from_json
+
+    try:
+        value = from_json(arguments, allow_partial="trailing-strings")
+    except ValueError:
+        return None
+    message = value.get("message") if isinstance(value, dict) else None
+    return message if isinstance(message, str) else None
+
+
 async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     # No side effect: the engine recognises the call as the turn's final marker.
     return ToolResult(content="delivered", data=args)

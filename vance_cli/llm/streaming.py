@@ -1,0 +1,159 @@
+"""Streaming model calls: the deltas a display shows while the model writes, and the same Completion.
+
+A streamed call ends in exactly the Completion the non-streaming call would have produced: the
+chunks are folded back into a chat-completions response body (``ChunkAssembler.body``) and that
+body goes through the one response parser (``openai_compat.parse_response``). The deltas are for
+display only; nothing an engine decides comes from them.
+
+``stream_completion(model, request, on_delta)`` is the entry point for engines: it uses the
+model's ``stream`` method when it has one, and otherwise calls ``complete`` and replays the result
+as deltas (scripted and function models), so a display behaves the same over every model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vance_cli.errors import ModelError
+from vance_cli.llm.base import ChatModel, ChatRequest, Completion
+
+
+@dataclass(frozen=True)
+class StreamDelta:
+    """One piece of a reply as it arrives.
+
+    ``text`` is free text to append; ``tool_index`` with ``tool_name`` (first piece of a call) and
+    ``arguments`` (argument text to append) is a tool call growing. ``restart`` says a transport
+    retry starts the reply over: drop what was received so far.
+    """
+
+    text: str = ""
+    tool_index: int | None = None
+    tool_name: str | None = None
+    arguments: str = ""
+    restart: bool = False
+
+
+OnDelta = Callable[[StreamDelta], None]
+
+RESTART = StreamDelta(restart=True)
+
+
+def stream_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A request body (``build_body``) asking for server-sent events with a final usage chunk."""
+    return {**body, "stream": True, "stream_options": {"include_usage": True}}
+
+
+class ChunkAssembler:
+    """Folds OpenAI-style ``chat.completion.chunk`` dicts into one response body.
+
+    ``add(chunk)`` returns the display deltas of that chunk; ``body()`` is the whole response as
+    the non-streaming endpoint would have sent it (content, tool calls by index, finish reason,
+    usage, model).
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: str | None = None
+        self._usage: dict[str, Any] | None = None
+        self._model: str | None = None
+        self.chunks = 0
+
+    def add(self, chunk: Mapping[str, Any]) -> list[StreamDelta]:
+        self.chunks += 1
+        error = chunk.get("error")
+        if error:
+            detail = error.get("message") if isinstance(error, Mapping) else str(error)
+            raise ModelError(f"the stream reported an error: {detail}", hint="try again; if it persists, check the server")
+        if chunk.get("model"):
+            self._model = chunk["model"]
+        if chunk.get("usage"):
+            self._usage = dict(chunk["usage"])
+        deltas: list[StreamDelta] = []
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, Mapping) or (choice.get("index") or 0) != 0:
+                continue
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if isinstance(content, list):  # content parts
+                content = "".join(p.get("text") or "" for p in content if isinstance(p, Mapping))
+            if content:
+                self._text.append(content)
+                deltas.append(StreamDelta(text=content))
+            raw_calls = list(delta.get("tool_calls") or [])
+            if not raw_calls and isinstance(delta.get("function_call"), Mapping):
+                raw_calls = [{"index": 0, "function": delta["function_call"]}]
+            for position, raw in enumerate(raw_calls):
+                if isinstance(raw, Mapping):
+                    deltas.append(self._add_call(raw, position))
+        return deltas
+
+    def _add_call(self, raw: Mapping[str, Any], position: int) -> StreamDelta:
+        index = raw.get("index")
+        index = position if not isinstance(index, int) else index
+        call = self._calls.setdefault(index, {"id": None, "name": "", "arguments": []})
+        if raw.get("id"):
+            call["id"] = raw["id"]
+        function = raw.get("function") or {}
+        name = function.get("name") or None
+        if name and not call["name"]:
+            call["name"] = name
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments)  # a server that sends the whole object at once
+        if arguments:
+            call["arguments"].append(arguments)
+        return StreamDelta(tool_index=index, tool_name=name, arguments=arguments or "")
+
+    @property
+    def finished(self) -> bool:
+        """A finish reason arrived (a stream cut short has none)."""
+        return self._finish is not None
+
+    def body(self, model: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) or None}
+        if self._calls:
+            message["tool_calls"] = [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": "".join(call["arguments"]) or "{}"},
+                }
+                for _, call in sorted(self._calls.items())
+            ]
+        return {
+            "model": self._model or model,
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
+            "usage": self._usage or {},
+        }
+
+
+def replay(completion: Completion, on_delta: OnDelta) -> None:
+    """A finished completion as deltas (for models that cannot stream)."""
+    if completion.text:
+        on_delta(StreamDelta(text=completion.text))
+    for index, call in enumerate(completion.tool_calls):
+        on_delta(StreamDelta(tool_index=index, tool_name=call.name, arguments=call.arguments))
+
+
+async def stream_completion(model: ChatModel, request: ChatRequest, on_delta: OnDelta) -> Completion:
+    """The completion of ``request``, with display deltas sent to ``on_delta`` while it arrives."""
+    stream = getattr(model, "stream", None)
+    if stream is not None:
+        return await stream(request, on_delta)
+    completion = await model.complete(request)
+    replay(completion, on_delta)
+    return completion
+
+
+def sse_data(line: str) -> str | None:
+    """The payload of one server-sent-events line (``data: ...``); None for other lines."""
+    if not line.startswith("data:"):
+        return None  # comments (": keep-alive"), event names, blank separators
+    return line[5:].strip()
