@@ -174,3 +174,14 @@ async def test_a_streamed_refusal_is_a_refusal(kind, fake_openai, make_model):
     model = make_model(kind, "openai/gpt-4o", fake_openai.url)
     completion = await stream_completion(model, ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
     assert completion.refusal == "I'm very sorry, but I can't assist with that."
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_reply_cut_off_at_max_tokens_gets_more_room_for_the_rest_of_the_turn(kind, tmp_path, fake_openai, make_model):
+    # A respond call cut off mid-arguments: corrected as malformed, and asked again with more room.
+    fake_openai.enqueue(tool_calls=[("respond", '{"message": "The capital of Fra')], finish_reason="length")
+    respond_reply(fake_openai, "The capital of France is Paris.")
+    run = await chat(tmp_path, make_model(kind, "openai/some-model", fake_openai.url, max_tokens=500))
+    assert run.messages == ["The capital of France is Paris."]
+    assert [body["max_tokens"] for body in fake_openai.requests] == [500, 1000]
+    assert "the reply was cut off at max_tokens 500; the next call gets max_tokens 1000" in run.journal
