@@ -9,7 +9,7 @@ import pytest
 # Set before anything imports vance_cli: subprocesses inherit it, so no test reaches a real provider.
 os.environ["VANCE_ALLOW_MODEL_REQUESTS"] = "0"
 
-_VANCE_ENV = ("VANCE_MODEL", "VANCE_API_BASE", "VANCE_API_KEY", "VANCE_TRANSPORT", "VANCE_DEBUG")
+_VANCE_ENV = ("VANCE_MODEL", "VANCE_API_BASE", "VANCE_API_KEY", "VANCE_TRANSPORT", "VANCE_DEBUG", "VANCE_SANDBOX")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 

@@ -495,3 +495,13 @@ def test_the_cli_prints_config_warnings_once(vance_home):
     r = vance("recipes", "list")
     assert r.returncode == 0
     assert r.stderr.count("unknown key 'model.timeuot' is ignored; did you mean 'timeout'?") == 1
+
+
+def test_the_readme_settings_example_has_only_known_keys(vance_home):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Settings") :]
+    block = section[section.index("```toml\n") + len("```toml\n") : section.index("```\n", section.index("```toml"))]
+    write(vance_home / "config.toml", block)
+    s = load()
+    assert s.warnings == []
+    assert s.get("exec.sandbox") == "auto" and s.get("exec.env") == []

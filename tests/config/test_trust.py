@@ -78,7 +78,7 @@ def test_untrusted_project_settings_cannot_redirect_the_model(project, vance_hom
     s = load()
     opts = s.model_options("openai/project-model")
     assert opts["api_base"] is None and opts["api_key"] is None and opts["transport"] == "auto"
-    assert s.get("exec") in (None, {})
+    assert s.get("exec") == {"sandbox": "auto", "network": False, "env": []}  # the defaults
     assert s.get("structure.model") == "default:fast"
     # Harmless project settings still apply.
     assert s.resolve_model(None) == "openai/project-model"

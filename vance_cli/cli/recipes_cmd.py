@@ -35,7 +35,9 @@ def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
     scopes, _ = load_context()
     recipe = load_recipe(name, scopes)
     out(yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True).rstrip())
-    typer.echo(f"# tools: {', '.join(recipe.tool_names())}")
+    out(f"# tools: {', '.join(recipe.tool_names())}")
+    for note in recipe.notes():
+        out(f"# note: {note}")
 
 
 @recipes_app.command("validate")
@@ -45,6 +47,7 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
 
     from vance_cli.cli.common import err, load_context, out
     from vance_cli.config.recipes import list_recipes, load_recipe, validate_recipe_file
+    from vance_cli.engines import validate_recipe
     from vance_cli.errors import VanceError
 
     scopes, _ = load_context()
@@ -53,11 +56,14 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
     for target in items:
         try:
             recipe = validate_recipe_file(Path(target)) if Path(target).is_file() else load_recipe(target, scopes)
+            validate_recipe(recipe, scopes)  # engine params (Benjy: features, referenced recipes)
         except VanceError as exc:
             failures += 1
             err(exc.render())
         else:
             out(f"ok  {recipe.name} ({target})")
+            for note in recipe.notes():
+                err(f"note: {recipe.name}: {note}")
     if failures:
         raise typer.Exit(1)
 

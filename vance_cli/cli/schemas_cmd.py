@@ -169,6 +169,8 @@ def register(app: typer.Typer) -> None:
             registry, settings = _registry()
             service = StructureService(settings, registry=registry)
             built = asyncio.run(service.infer_schema(description, model=model, use_cache=not no_cache))
+            for line in built.warnings:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(built.as_dict())
             else:

@@ -184,6 +184,8 @@ def register(app: typer.Typer) -> None:
             if not json_out:
                 for note in result.notes:
                     err(f"note: {note}")
+            for line in result.warnings or []:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(result.to_dict())
             elif result.status == "ok":

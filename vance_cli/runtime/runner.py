@@ -152,15 +152,19 @@ class Runtime:
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
+        tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
+        if not self.scopes.project_trusted:
+            tools, recipe_exec = self._untrusted_tools(process)
         deps = EngineDeps(
             model=model,
-            tools=self._tools,
+            tools=tools,
             bus=self.bus,
             persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
+                extra={"recipe_exec": recipe_exec},
             ),
             stream=self.stream,
             extra={"host": host} if host is not None else {},
@@ -191,6 +195,59 @@ class Runtime:
     def _persist(self, process: Process) -> None:
         self.store.save(process)
         crashpoint(f"save.{process.engine}")
+
+    def _untrusted_tools(self, process: Process):
+        """The tools a process file in an untrusted project may use, and its exec settings.
+
+        Such a file may come with the cloned repository, its recipe snapshot granting exec_run.
+        It gets what its recipe name grants from the trusted scopes (user, bundled), or the
+        engine's default tools; every other tool in the snapshot answers with a refusal. The
+        workspace must lie in the project folder.
+        """
+        from vance_cli.config.recipes import CHAT_DEFAULT_TOOLS, ENGINE_DEFAULT_TOOLS, Recipe, load_recipe
+        from vance_cli.config.trust import check
+        from vance_cli.errors import VanceError
+        from vance_cli.tools.base import Tool, ToolResult, builtin_registry
+
+        project_root = self.scopes.project.parent if self.scopes.project else self.scopes.cwd
+        command = check(self.scopes).command
+        workspace = Path(process.workspace or self.scopes.cwd).resolve()
+        if not workspace.is_relative_to(project_root):
+            raise UsageError(
+                f"process {process.id} works in {workspace}, outside {project_root}, and its file "
+                f"is in {project_root}/.vance, which is not trusted",
+                hint=f"if you made this process, trust the folder with: {command}",
+            )
+        try:
+            trusted = load_recipe(process.recipe_name or "", self.scopes)
+            allowed, exec_spec = set(trusted.tool_names()), trusted.exec.model_dump()
+        except VanceError:
+            allowed = set(ENGINE_DEFAULT_TOOLS.get(process.engine, CHAT_DEFAULT_TOOLS))
+            exec_spec = {}
+        try:
+            wanted = Recipe.model_validate(process.recipe).tool_names()
+        except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
+            wanted = []
+        extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
+        if not extra:
+            return self._tools, exec_spec
+        registry = builtin_registry()
+        for name in extra:
+            base = self._tools.get(name)
+            message = (
+                f"{name} is not available: this process file is in {project_root}/.vance, which is "
+                f"not trusted, and only its recipe there grants {name}. Tell the user; they can "
+                f"trust the folder with `{command}` and resume"
+            )
+
+            async def refuse(args, ctx, message=message) -> ToolResult:
+                return ToolResult.error(message)
+
+            registry.register(
+                name,
+                lambda base=base, refuse=refuse: Tool(base.name, base.description, base.parameters, refuse),
+            )
+        return registry, exec_spec
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition

@@ -104,6 +104,7 @@ class StructureResult(BaseModel):
     schemaCached: bool | None = None  # text mode: the builder's schema came from the cache
     builderIterations: int | None = None  # text mode: builder attempts made (0 on a cache hit)
     builderNotes: list[str] | None = None  # text mode: the builder call's own downgrades and format fallbacks
+    warnings: list[str] | None = None  # what went wrong around the call without failing it (e.g. the schema cache)
     schema_: dict[str, Any] | None = Field(default=None, alias="schema", exclude=True)  # the schema used
 
     model_config = ConfigDict(populate_by_name=True)
@@ -119,7 +120,7 @@ class StructureResult(BaseModel):
             out.pop("errors", None)
         if self.status != "refused":
             out.pop("refusal", None)
-        for key in ("schemaCached", "builderIterations", "builderNotes"):
+        for key in ("schemaCached", "builderIterations", "builderNotes", "warnings"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -252,7 +253,12 @@ class StructureService:
                 raise UsageError("the schema description is empty", hint="describe the fields you want, e.g. 'name (string), age (integer)'")
             built = await self._build(description, request.model, require_strict)
             usage.add(built.usage)
-            builder_info = {"schemaCached": built.cached, "builderIterations": built.iterations, "builderNotes": list(built.downgrades)}
+            builder_info = {
+                "schemaCached": built.cached,
+                "builderIterations": built.iterations,
+                "builderNotes": list(built.downgrades),
+                "warnings": list(built.warnings) or None,
+            }
             base = {
                 "schemaOrigin": "inferred",
                 "schemaMode": mode,
