@@ -401,6 +401,13 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    for key in ("reasoning_content", "refusal"):  # text fields stream in pieces, like content
+        value = message.get(key) or ""
+        for start in range(0, len(value), 8):
+            events.append(chunk({key: value[start:start + 8]}))
+    for key, value in message.items():  # other provider fields (extra_content, ...) in one piece
+        if key not in ("role", "content", "tool_calls", "reasoning_content", "refusal") and value not in (None, [], {}, ""):
+            events.append(chunk({key: value}))
     text = message.get("content") or ""
     for start in range(0, len(text), 8):
         events.append(chunk({"content": text[start:start + 8]}))
@@ -409,8 +416,9 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         arguments = function.get("arguments") or ""
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
+        extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
         events.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
-                                             "function": {"name": function.get("name"), "arguments": ""}}]}))
+                                             "function": {"name": function.get("name"), "arguments": ""}, **extra}]}))
         for start in range(0, len(arguments), 16):
             events.append(chunk({"tool_calls": [{"index": index,
                                                  "function": {"arguments": arguments[start:start + 16]}}]}))

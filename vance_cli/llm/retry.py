@@ -116,7 +116,7 @@ def error_for_status(
 
 def no_answer_hint(api_base: str | None) -> str:
     """The fix for a server that took the request and never answered (not the fix for a refused connection)."""
-    where = f"the server at {api_base}" if api_base else "the provider"
+    where = f"the server at {api_base}" if api_base else "the server"
     return (
         f"{where} accepted the request but did not answer: check that it is healthy and not stuck or "
         "overloaded (a local model may still be loading); if it is only slow, raise model.timeout (one "
@@ -215,7 +215,8 @@ async def with_transport_retries(
             budget_spent = True
             break
         if announce is not None:
-            announce(f"{_without_prefix(last.message, describe)}; retrying in {delay:g}s (attempt {attempt + 1} of {attempts})")
+            what = f"{describe}: " if describe else ""
+            announce(f"{what}{_without_prefix(last.message, describe)}; retrying in {delay:g}s (attempt {attempt + 1} of {attempts})")
         await sleep(delay)
         waited += delay
     assert last is not None
