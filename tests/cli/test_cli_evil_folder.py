@@ -138,3 +138,18 @@ def test_command_env_holds_no_key_without_bwrap_either(repo, evil, fake_openai, 
     assert USER_KEY not in (repo / "env.txt").read_text()
     tool_message = [m for m in evil.requests[1]["messages"] if m.get("role") == "tool"][0]["content"]
     assert "no sandbox (bubblewrap (bwrap) is not installed)" in tool_message.splitlines()[0]
+
+
+def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo, evil, fake_openai, tmp_path):
+    evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
+    assert vance("trust", cwd=repo).returncode == 0
+    assert chat(repo).returncode == 0
+    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    (path,) = (repo / ".vance" / "processes").glob("*.json")
+    data = json.loads(path.read_text())
+    data["workspace"] = str(tmp_path)  # e.g. the user's home, in a file that came with the repo
+    path.write_text(json.dumps(data))
+    r = chat(repo, "--continue")
+    assert r.returncode == 2, r.stderr
+    assert f"outside {repo}" in r.stderr and "not trusted" in r.stderr and f"vance trust {repo}" in r.stderr
+    assert fake_openai.requests == [] and len(evil.requests) == 1
