@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,10 +38,19 @@ FLOOR = (
 )
 
 
+CPU: dict[str, list[float]] = {}
+
+
 def timed(cmd: list[str], env: dict) -> float:
+    """Wall seconds of one run; its CPU seconds (user + sys, steadier on a busy machine) go to CPU."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    CPU.setdefault(" ".join(cmd), []).append(cpu)
+    return wall
 
 
 def first_line(cmd: list[str], env: dict) -> float:
@@ -69,6 +79,10 @@ def compare(name: str, base_cmd: list[str], ours_cmd: list[str], env: dict, runs
     goal = GOALS[name]
     mark = "ok" if ratio <= goal else "MISSED"
     print(f"{name:<7} {labels[0]}: {b * 1000:.0f} ms   {labels[1]}: {v * 1000:.0f} ms   ratio {ratio:.2f} (goal ≤ {goal}) {mark}")
+    cpu_base, cpu_ours = CPU.get(" ".join(base_cmd)), CPU.get(" ".join(ours_cmd))
+    if cpu_base and cpu_ours:
+        cb, co = statistics.median(cpu_base), statistics.median(cpu_ours)
+        print(f"        CPU time (user+sys): {cb * 1000:.0f} ms vs {co * 1000:.0f} ms, ratio {co / cb:.2f}")
     return ratio <= goal
 
 
@@ -81,6 +95,9 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_HOME": str(tmp / "home"), "NO_COLOR": "1"}
     for var in ("VANCE_MODEL", "VANCE_API_BASE", "VANCE_API_KEY", "VANCE_TRANSPORT"):
         env.pop(var, None)
+    # An installed vance has its bytecode compiled (pip does it at install); a source checkout gets
+    # it on the first (warm-up) run. Some shells set this and would measure compiling instead.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     vance = [sys.executable, "-m", "vance_cli"]
     help_cmd = [*vance, "--help"]
     ok = True

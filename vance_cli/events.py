@@ -76,6 +76,7 @@ class ToolFinished(Event):
     name: str
     ok: bool
     summary: str
+    size: int | None = None  # characters of the whole result (the summary is cut short)
 
 
 @dataclass

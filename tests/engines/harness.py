@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.engines.arthur import engine_class
+from vance_cli.engines import engine_class
 from vance_cli.engines.ford import EngineDeps
 from vance_cli.events import Event, EventBus, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel

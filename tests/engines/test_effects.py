@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tests.engines.harness import call, recipe, respond, run_engine
-from vance_cli.engines.arthur import engine_class
+from vance_cli.engines import engine_class
 from vance_cli.engines.ford import STARTED, EngineDeps
 from vance_cli.events import EventBus
 from vance_cli.llm.base import Message, ToolCall

@@ -114,7 +114,7 @@ def test_transport_failure_leaves_the_process_failed_and_resumable(tmp_path):
 
 
 def test_a_model_without_tool_calling_takes_the_legacy_path(tmp_path):
-    from vance_cli.engines.arthur import engine_class
+    from vance_cli.engines import engine_class
     from vance_cli.engines.ford import EngineDeps
     from vance_cli.llm.base import Capabilities
     from vance_cli.llm.scripted import ScriptedModel

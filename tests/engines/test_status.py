@@ -22,6 +22,9 @@ from vance_cli.store.process import Process, Status, can_transition
         (Status.IDLE, Status.READY),
         (Status.FAILED, Status.RUNNING),
         (Status.SUSPENDED, Status.RUNNING),
+        # a parent closes a worker after its reply (or question) is delivered
+        (Status.READY, Status.DONE),
+        (Status.BLOCKED, Status.DONE),
     ],
 )
 def test_allowed_transitions(old, new):
@@ -35,8 +38,6 @@ def test_allowed_transitions(old, new):
     [
         (Status.DONE, Status.READY),
         (Status.DONE, Status.RUNNING),
-        (Status.BLOCKED, Status.DONE),
-        (Status.READY, Status.DONE),
         (Status.FAILED, Status.DONE),
         (Status.SUSPENDED, Status.BLOCKED),
         (Status.IDLE, Status.BLOCKED),
@@ -59,5 +60,6 @@ def test_mark_helpers_pass_through_the_table():
     p.mark_running()
     p.mark_blocked("waiting")
     assert (p.status, p.status_reason) == (Status.BLOCKED, "waiting")
+    p.transition(Status.SUSPENDED)
     with pytest.raises(InvalidTransition):
-        p.mark_done()
+        p.mark_blocked("again")

@@ -1,16 +1,45 @@
-"""Mechanical checkers for provider-side schemas (used by the unit and the property tests)."""
+"""Mechanical checkers for provider-side schemas (used by the unit, property and corpus tests).
+
+``openai_strict_problems`` holds OpenAI's strict Structured Outputs rules as published in the
+structured-outputs guide ("Supported schemas") and as OpenAI's own SDKs check them
+(openai-java's JsonSchemaValidator, openai-python's to_strict_json_schema), written here
+independently of the converter:
+
+- the root is a plain object schema (no ``anyOf``); ``$defs`` only at the root;
+- every node has exactly one of ``type``, ``anyOf``, ``$ref``; a ``$ref`` node has no other
+  keyword; an ``anyOf`` node only ``title``/``description`` beside it;
+- ``type`` is one supported name or ``[name, "null"]``;
+- per type, only the supported keywords (objects: properties, required, additionalProperties;
+  arrays: items, minItems, maxItems; strings: enum, const, pattern, format from OpenAI's list;
+  numbers: enum, const, minimum, maximum, exclusive bounds, multipleOf);
+- every object has ``additionalProperties: false`` and lists every property in ``required``;
+- every array has an ``items`` schema; every ``$ref`` is ``#`` or ``#/$defs/<existing name>``;
+- limits: nesting at most 10 levels (root 0; each property, items and anyOf level adds one;
+  counted through ``$ref``), at most 5,000 properties and 1,000 enum values in the schema, an
+  enum of more than 250 strings at most 15,000 characters, at most 120,000 characters of property
+  names, definition names, enum and const values.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-OPENAI_UNSUPPORTED = {
-    "allOf", "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas",
-    "minLength", "maxLength", "uniqueItems", "patternProperties", "unevaluatedProperties",
-    "unevaluatedItems", "propertyNames", "minProperties", "maxProperties", "contains", "minContains",
-    "maxContains", "prefixItems", "const", "default", "examples", "$schema", "$id", "$comment",
-}
 OPENAI_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+OPENAI_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+_ANNOT = {"title", "description"}
+OPENAI_KEYWORDS = {
+    "object": _ANNOT | {"type", "properties", "required", "additionalProperties"},
+    "array": _ANNOT | {"type", "items", "minItems", "maxItems"},
+    "string": _ANNOT | {"type", "enum", "const", "pattern", "format"},
+    "number": _ANNOT | {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "integer": _ANNOT | {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "boolean": _ANNOT | {"type", "enum", "const"},
+    "null": _ANNOT | {"type", "enum", "const"},
+}
+ROOT_ONLY = {"$defs", "$schema", "$id"}
+MAX_DEPTH, MAX_PROPERTIES, MAX_ENUM_VALUES, LARGE_ENUM, LARGE_ENUM_CHARS, MAX_CHARS = 10, 5000, 1000, 250, 15000, 120000
+
 ANTHROPIC_UNSUPPORTED = {
     "oneOf", "not", "if", "then", "else", "dependentRequired", "dependentSchemas", "minLength",
     "maxLength", "uniqueItems", "maxItems", "minimum", "maximum", "exclusiveMinimum",
@@ -46,34 +75,211 @@ def subschemas(node: Any, path: str = ""):
             yield from subschemas(node[key], f"{path}/{key}")
 
 
+def _nodes(schema: dict[str, Any]):
+    """(pointer, node, depth) for every node OpenAI reads, without following refs."""
+    stack: list[tuple[str, Any, int]] = [("", schema, 0)]
+    while stack:
+        path, node, depth = stack.pop()
+        yield path, node, depth
+        if not isinstance(node, dict):
+            continue
+        for name, sub in (node.get("$defs") or {}).items() if isinstance(node.get("$defs"), dict) else ():
+            stack.append((f"{path}/$defs/{name}", sub, 0))
+        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+            stack.append((f"{path}/properties/{name}", sub, depth + 1))
+        if "items" in node:
+            stack.append((f"{path}/items", node["items"], depth + 1))
+        for i, sub in enumerate(node.get("anyOf") or []) if isinstance(node.get("anyOf"), list) else ():
+            stack.append((f"{path}/anyOf/{i}", sub, depth + 1))
+
+
+def openai_depth(schema: dict[str, Any]) -> int:
+    """Nesting depth counted through $ref (a ref that loops back adds nothing more)."""
+    defs = schema.get("$defs") or {}
+    memo: dict[str, int] = {}
+
+    def height(node: Any, path: frozenset[str]) -> int:
+        if not isinstance(node, dict):
+            return 0
+        best = 0
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref not in path:
+            if ref == "#":
+                best = height({k: v for k, v in schema.items() if k != "$defs"}, path | {ref})
+            elif ref.startswith("#/$defs/") and ref[8:] in defs:
+                if ref not in memo:
+                    memo[ref] = height(defs[ref[8:]], path | {ref})
+                best = memo[ref]
+        children = list((node.get("properties") or {}).values()) + list(node.get("anyOf") or [])
+        if isinstance(node.get("items"), dict):
+            children.append(node["items"])
+        for child in children:
+            best = max(best, 1 + height(child, path))
+        return best
+
+    return height({k: v for k, v in schema.items() if k != "$defs"}, frozenset({"#"}))
+
+
 def openai_strict_problems(schema: dict[str, Any]) -> list[str]:
     """Every way ``schema`` breaks OpenAI's strict Structured Outputs rules (empty = accepted)."""
-    problems = []
-    if schema.get("type") != "object" or {"anyOf", "oneOf", "allOf"} & schema.keys():
-        problems.append("root: must be a plain object schema")
-    for path, node in subschemas(schema):
+    problems: list[str] = []
+    if not isinstance(schema, dict) or schema.get("type") != "object" or "anyOf" in schema:
+        return ["(root): must be a plain object schema"]
+    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+    properties = enum_values = chars = 0
+    chars += sum(len(name) for name in defs)
+    for path, node, _ in _nodes(schema):
         where = path or "(root)"
-        bad = OPENAI_UNSUPPORTED & node.keys()
+        if not isinstance(node, dict):
+            problems.append(f"{where}: a schema must be an object, not {json.dumps(node)}")
+            continue
+        keys = set(node)
+        if path:
+            bad = keys & ROOT_ONLY
+            if bad:
+                problems.append(f"{where}: {sorted(bad)} only at the root")
+            keys -= ROOT_ONLY
+        else:
+            keys -= ROOT_ONLY
+        kinds = [k for k in ("type", "anyOf", "$ref") if k in node]
+        if len(kinds) != 1:
+            problems.append(f"{where}: needs exactly one of type, anyOf, $ref (has {kinds})")
+            continue
+        if "$ref" in node:
+            if keys != {"$ref"}:
+                problems.append(f"{where}: $ref with sibling keywords {sorted(keys - {'$ref'})}")
+            ref = node["$ref"]
+            if not (ref == "#" or (isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs)):
+                problems.append(f"{where}: $ref {ref!r} is not '#' or an existing '#/$defs/<name>'")
+            continue
+        if "anyOf" in node:
+            if not path:
+                problems.append("(root): anyOf at the root")
+            if keys - _ANNOT - {"anyOf"}:
+                problems.append(f"{where}: anyOf with sibling keywords {sorted(keys - _ANNOT - {'anyOf'})}")
+            if not isinstance(node["anyOf"], list) or not node["anyOf"]:
+                problems.append(f"{where}: anyOf must be a non-empty list")
+            continue
+        t = node["type"]
+        if isinstance(t, list):
+            named = [x for x in t if x != "null"]
+            if len(t) != 2 or len(named) != 1 or "null" not in t:
+                problems.append(f"{where}: type list must be [name, \"null\"], got {t}")
+                continue
+            t = named[0]
+        if t not in OPENAI_TYPES:
+            problems.append(f"{where}: unsupported type {t!r}")
+            continue
+        bad = keys - OPENAI_KEYWORDS[t]
         if bad:
-            problems.append(f"{where}: unsupported keywords {sorted(bad)}")
+            problems.append(f"{where}: unsupported keywords for {t}: {sorted(bad)}")
         if "format" in node and node["format"] not in OPENAI_FORMATS:
             problems.append(f"{where}: unsupported format {node['format']}")
-        types = node.get("type")
-        types = [types] if isinstance(types, str) else list(types or [])
-        if not (types or {"anyOf", "$ref", "enum"} & node.keys()):
-            problems.append(f"{where}: no type")
-        if "object" in types or "properties" in node:
+        if t == "object":
+            props = node.get("properties")
+            if not isinstance(props, dict):
+                problems.append(f"{where}: object without properties")
+                props = {}
             if node.get("additionalProperties") is not False:
                 problems.append(f"{where}: additionalProperties must be false")
-            if set(node.get("required", [])) != set(node.get("properties", {})):
+            if not isinstance(node.get("required"), list) or set(node["required"]) != set(props) or len(node["required"]) != len(set(node["required"])):
                 problems.append(f"{where}: every property must be required")
-        if "array" in types and "items" not in node:
-            problems.append(f"{where}: array without items")
-        if "$ref" in node:
-            try:
-                _resolve(schema, node["$ref"])
-            except (KeyError, IndexError, TypeError):
-                problems.append(f"{where}: $ref {node['$ref']} does not resolve")
+            properties += len(props)
+            chars += sum(len(k) for k in props)
+        if t == "array" and not isinstance(node.get("items"), dict):
+            problems.append(f"{where}: array without an items schema")
+        if "enum" in node:
+            values = node["enum"]
+            if not isinstance(values, list) or not values:
+                problems.append(f"{where}: enum must be a non-empty list")
+                continue
+            enum_values += len(values)
+            strings = [v for v in values if isinstance(v, str)]
+            size = sum(len(v) if isinstance(v, str) else len(json.dumps(v)) for v in values)
+            chars += size
+            if len(strings) > LARGE_ENUM and sum(len(v) for v in strings) > LARGE_ENUM_CHARS:
+                problems.append(f"{where}: enum of {len(strings)} strings over {LARGE_ENUM_CHARS} characters")
+        if "const" in node:
+            chars += len(node["const"]) if isinstance(node["const"], str) else len(json.dumps(node["const"]))
+    if properties > MAX_PROPERTIES:
+        problems.append(f"(root): {properties} properties (limit {MAX_PROPERTIES})")
+    if enum_values > MAX_ENUM_VALUES:
+        problems.append(f"(root): {enum_values} enum values (limit {MAX_ENUM_VALUES})")
+    if chars > MAX_CHARS:
+        problems.append(f"(root): {chars} characters of names and values (limit {MAX_CHARS})")
+    depth = openai_depth(schema)
+    if depth > MAX_DEPTH:
+        problems.append(f"(root): nesting depth {depth} counted through $ref (limit {MAX_DEPTH})")
+    return problems
+
+
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_SCHEMA_MAP = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def wellformed_problems(schema: Any) -> list[str]:
+    """Where a schema breaks the 2020-12 meta-schema, for every keyword a converter emits (the
+    same rules as the meta-schema for those keywords, without its cost on large schemas)."""
+    problems: list[str] = []
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            problems.append(f"{where or '(root)'}: a schema must be an object or a boolean")
+            continue
+        t = node.get("type")
+        if t is not None:
+            names = [t] if isinstance(t, str) else t
+            if not isinstance(names, list) or not names or len(set(map(str, names))) != len(names) or not set(names) <= OPENAI_TYPES:
+                problems.append(f"{where}: bad type {t!r}")
+        for key in _SCHEMA_ONE:
+            if key in node:
+                stack.append((node[key], f"{where}/{key}"))
+        for key in _SCHEMA_MAP:
+            if key in node:
+                if not isinstance(node[key], dict):
+                    problems.append(f"{where}/{key}: must be an object")
+                else:
+                    stack.extend((v, f"{where}/{key}/{k}") for k, v in node[key].items())
+        for key in _SCHEMA_LIST:
+            if key in node:
+                if not isinstance(node[key], list) or not node[key]:
+                    problems.append(f"{where}/{key}: must be a non-empty array")
+                else:
+                    stack.extend((v, f"{where}/{key}/{i}") for i, v in enumerate(node[key]))
+        if "required" in node:
+            req = node["required"]
+            if not isinstance(req, list) or not all(isinstance(r, str) for r in req) or len(set(req)) != len(req):
+                problems.append(f"{where}/required: must be an array of distinct strings")
+        if "enum" in node and not isinstance(node["enum"], list):
+            problems.append(f"{where}/enum: must be an array")
+        for key in _COUNTS:
+            if key in node and not (isinstance(node[key], int) and not isinstance(node[key], bool) and node[key] >= 0):
+                problems.append(f"{where}/{key}: must be a non-negative integer")
+        for key in _NUMBERS:
+            if key in node and not _is_number(node[key]):
+                problems.append(f"{where}/{key}: must be a number")
+        if "multipleOf" in node and not (_is_number(node["multipleOf"]) and node["multipleOf"] > 0):
+            problems.append(f"{where}/multipleOf: must be a number > 0")
+        for key in ("pattern", "format", "title", "description", "$ref", "$comment", "$anchor"):
+            if key in node and not isinstance(node[key], str):
+                problems.append(f"{where}/{key}: must be a string")
+        if "uniqueItems" in node and not isinstance(node["uniqueItems"], bool):
+            problems.append(f"{where}/uniqueItems: must be a boolean")
+        if "dependentRequired" in node:
+            dep = node["dependentRequired"]
+            if not isinstance(dep, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in dep.values()):
+                problems.append(f"{where}/dependentRequired: must map names to arrays of strings")
     return problems
 
 

@@ -148,7 +148,8 @@ def test_defs_are_hoisted_and_recursion_keeps_resolving():
     plan = build_plan(schema, OPENAI, allow_need=True)
     assert plan.strict is True
     assert openai_strict_problems(plan.schema) == []
-    assert "__target" in plan.schema["$defs"] and "unused" in plan.schema["$defs"]
+    # unreferenced definitions are not sent (they would only count against the provider's limits)
+    assert "__target" in plan.schema["$defs"] and "unused" not in plan.schema["$defs"]
     assert plan.schema["$defs"]["__target"]["properties"]["children"]["items"] == {"$ref": "#/$defs/__target"}
     # the provider schema itself is usable by a validator (refs resolve)
     v = Draft202012Validator(plan.schema)
@@ -246,3 +247,11 @@ def test_null_stripping_follows_ref_cycles_only_once_per_level():
     # Used to branch exponentially: each anyOf alternative re-entered the root.
     schema = {"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"type": "object", "properties": {"a": {"type": "string"}}}]}
     assert strip_injected_nulls({"a": None, "b": 1}, schema) == {"b": 1}
+
+
+def test_make_nullable_never_repeats_null_in_a_type_list():
+    """Found by the property test: a null type whose enum excludes null became type [null, null]."""
+    from vance_cli.llm.provider_schema import make_nullable
+
+    out = make_nullable({"type": "null", "enum": [False]})
+    assert out["type"] == "null" and out["enum"] == [False, None]

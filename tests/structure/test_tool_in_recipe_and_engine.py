@@ -9,7 +9,7 @@ from tests.engines.harness import call, recipe, respond
 from vance_cli.config.recipes import load_recipe, validate_recipe_file
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.engines.arthur import engine_class
+from vance_cli.engines import engine_class
 from vance_cli.engines.ford import EngineDeps
 from vance_cli.events import EventBus, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel

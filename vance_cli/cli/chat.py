@@ -1,4 +1,4 @@
-"""`vance chat`: one headless turn (-p), a line REPL (--plain), or the TUI (a later issue)."""
+"""`vance chat`: one headless turn (-p), a line REPL (--plain), or the full-screen app (a terminal)."""
 
 from __future__ import annotations
 
@@ -20,24 +20,36 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
     ) -> None:
         """Chat with an engine (Arthur by default)."""
+        from vance_cli.cli.common import read_stdin_text, require_text
         from vance_cli.cli.session import ChatSession
+        from vance_cli.errors import UsageError
 
+        # Every check on the arguments comes before a process file exists: bad input creates nothing.
+        for what, value in (("--recipe", recipe), ("--model", model), ("--resume", resume)):
+            if value is not None:
+                require_text(value, what)
+        if model is not None and not model.strip():
+            raise UsageError("--model is empty", hint="pass a model string or alias (e.g. default:fast), or leave --model out for the configured default")
+        if plain and prompt is not None:
+            raise UsageError("--plain and -p exclude each other", hint="-p runs one headless turn and exits; --plain starts the line-mode chat")
         if prompt == "-":
-            prompt = sys.stdin.read()
+            prompt = read_stdin_text()
+        elif prompt is not None:
+            require_text(prompt, "the prompt")
         if prompt is not None and not prompt.strip():
-            from vance_cli.errors import UsageError
-
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
-        session = ChatSession.open(recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet)
+        # The app needs a terminal on both ends; --json and -p are for scripts.
+        full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()
+        session = ChatSession.open(
+            recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
+            printer=not full_screen,
+        )
         if prompt is not None:
             session.one_turn(prompt)
             return
-        if not plain and sys.stdin.isatty() and sys.stdout.isatty():
-            try:
-                from vance_cli.tui import run_tui  # type: ignore[attr-defined]
-            except ImportError:
-                session.err("the full-screen app is not built yet; using --plain line mode")
-            else:
-                run_tui(session)
-                return
+        if full_screen:
+            from vance_cli.tui import run_tui
+
+            run_tui(session)
+            return
         session.repl()

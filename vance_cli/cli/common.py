@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -38,13 +37,53 @@ def announce(scopes: Scopes, settings: Settings) -> None:
             err(line)
 
 
+def read_stdin_text() -> str:
+    """All of stdin as text; input that is not UTF-8 text is a usage error (nothing is created)."""
+    from vance_cli.errors import UsageError
+
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"the input on stdin is not valid UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            hint="pipe UTF-8 text, e.g. convert it first with: iconv -f latin1 -t utf-8",
+        ) from None
+    return require_text(text, "the input on stdin")
+
+
+def require_text(value: str, what: str) -> str:
+    """``value`` (from argv or stdin) when it is UTF-8 text without NUL bytes; else a UsageError."""
+    from vance_cli.errors import UsageError
+    from vance_cli.sanitize import check_utf8_input
+
+    problem = check_utf8_input(value, what)
+    if problem is None and "\x00" in value:
+        problem = f"{what} contains NUL bytes (binary data?)"
+    if problem:
+        raise UsageError(problem, hint="pass UTF-8 text; convert it first, e.g. with iconv -f latin1 -t utf-8")
+    return value
+
+
 def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+    from vance_cli.sanitize import json_text
+
+    sys.stdout.write(json_text(obj, default=str) + "\n")
     sys.stdout.flush()
 
 
+def out(text: str) -> None:
+    """A line on stdout that carries text a model or a file wrote: control sequences stripped."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stdout.write(for_terminal(text) + "\n")
+
+
 def err(text: str) -> None:
-    sys.stderr.write(text + "\n")
+    """A line on stderr (diagnostics often quote file or model text: control sequences stripped)."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stderr.write(for_terminal(text) + "\n")
     sys.stderr.flush()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TextIO
 
@@ -13,10 +12,14 @@ from vance_cli.events import (
     ToolFinished,
     ToolStarted,
 )
+from vance_cli.sanitize import for_terminal, json_text
 
 
 class HeadlessPrinter:
-    """Respond messages on stdout; what the engine did (journal, tools) on stderr."""
+    """Respond messages on stdout; what the engine did (journal, tools) on stderr.
+
+    Everything printed here was written by the model or a tool: control sequences are stripped.
+    """
 
     def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, verbose: bool = True) -> None:
         self.out = out or sys.stdout
@@ -27,16 +30,16 @@ class HeadlessPrinter:
     def __call__(self, event: Event) -> None:
         if isinstance(event, MessageEvent):
             self.messages.append(event.text)
-            self.out.write(event.text.rstrip("\n") + "\n")
+            self.out.write(for_terminal(event.text.rstrip("\n")) + "\n")
             self.out.flush()
         elif not self.verbose:
             return
         elif isinstance(event, ToolStarted):
-            self.err.write(f"· {event.name} {_short(event.arguments)}\n")
+            self.err.write(for_terminal(f"· {event.name} {_short(event.arguments)}") + "\n")
         elif isinstance(event, ToolFinished) and not event.ok:
-            self.err.write(f"  ✗ {event.name}: {event.summary}\n")
+            self.err.write(for_terminal(f"  ✗ {event.name}: {event.summary}") + "\n")
         elif isinstance(event, JournalEvent) and event.level != "info":
-            self.err.write(f"  ! {event.text}\n")
+            self.err.write(for_terminal(f"  ! {event.text}") + "\n")
 
 
 class JsonLinesPrinter:
@@ -46,7 +49,7 @@ class JsonLinesPrinter:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
-        self.out.write(json.dumps(event.to_dict(), ensure_ascii=False) + "\n")
+        self.out.write(json_text(event.to_dict()) + "\n")
         self.out.flush()
 
 

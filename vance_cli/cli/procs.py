@@ -34,31 +34,40 @@ def register(app: typer.Typer) -> None:
         all_: bool = typer.Option(True, "--all/--active", help="All processes, or only those not DONE."),
     ) -> None:
         """List processes, newest first."""
-        from vance_cli.cli.common import emit_json, err, fmt_time, load_context
-        from vance_cli.store.files import ProcessStore
+        from vance_cli.cli.common import emit_json, err, fmt_time, load_context, out
+        from vance_cli.runtime.checks import unrunnable_reason
+        from vance_cli.store.files import ProcessStore, is_future_dated
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
         processes, corrupt = store.list()
         for path, reason in corrupt:
             err(f"warning: unreadable process file {path} (kept untouched): {reason}")
+        for p in processes:
+            problem = unrunnable_reason(p)
+            if problem:
+                err(f"warning: process {p.id} cannot be resumed: {problem}")
+            if is_future_dated(p):
+                err(f"warning: process {p.id} was updated in the future ({fmt_time(p.updated)}); --continue skips it")
         if not all_:
             processes = [p for p in processes if p.status.value != "DONE"]
         # RUNNING on disk with nobody holding the lock: the vance that drove it was killed.
         stale = {p.id for p in processes if p.status.value == "RUNNING" and store.holder(p.id) is None}
+        ordered = tree_order(processes)
         if json_out:
-            for p in processes:
-                emit_json({**_row(p), "interrupted": p.id in stale})
+            for p, depth in ordered:
+                emit_json({**_row(p), "depth": depth, "interrupted": p.id in stale})
             return
         if not processes:
             err("no processes yet; start one with: vance chat")
             return
-        header = f"{'ID':<23} {'ENGINE':<7} {'RECIPE':<10} {'STATUS':<9} {'UPDATED':<19} TITLE"
-        typer.echo(header)
-        for p in processes:
+        header = f"{'ID':<27} {'ENGINE':<7} {'RECIPE':<16} {'STATUS':<9} {'UPDATED':<19} TITLE"
+        out(header)
+        for p, depth in ordered:
             status = p.status.value + ("*" if p.id in stale else "")
-            typer.echo(
-                f"{p.id:<23} {p.engine:<7} {(p.recipe_name or '-'):<10} {status:<9} "
+            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
+            out(
+                f"{ident:<27} {p.engine:<7} {(p.recipe_name or '-'):<16} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
             )
         if stale:
@@ -70,7 +79,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="The whole process file as JSON."),
     ) -> None:
         """Show one process: status, usage and the transcript."""
-        from vance_cli.cli.common import emit_json, load_context
+        from vance_cli.cli.common import emit_json, load_context, out
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = load_context()
@@ -80,53 +89,77 @@ def register(app: typer.Typer) -> None:
             emit_json(process.model_dump(mode="json"))
             return
         u = process.usage
-        typer.echo(f"process  {process.id}")
-        typer.echo(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
-        typer.echo(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
-        typer.echo(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
+        out(f"process  {process.id}")
+        if process.title:
+            out(f"title    {process.title}")
+        out(f"engine   {process.engine} (recipe {process.recipe_name}, model {process.model})")
+        out(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
+        if process.parent:
+            out(f"parent   {process.parent}")
+        children = [p.id for p in store.list()[0] if p.parent == process.id]
+        if children:
+            out(f"children {', '.join(sorted(children))}")
+        out(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")
         if process.todos:
-            typer.echo("todos")
+            out("todos")
             for t in process.todos:
-                typer.echo(f"  [{t.status}] {t.text}")
-        typer.echo("")
+                out(f"  [{t.status}] {t.text}")
+        out("")
         for line in transcript_lines(process):
-            typer.echo(line)
+            out(line)
 
 
-def transcript_lines(process) -> list[str]:
-    """The history as a person reads it: what was said, what ran, what was corrected."""
-    out: list[str] = []
-    calls: dict[str, str] = {}  # the latest assistant's call ids → respond messages (ids repeat across runs)
-    for m in process.history:
-        kind = m.meta.get("kind")
-        if m.role == "user":
-            out.append(f"you: {m.content}")
-        elif m.role == "system":
-            out.append(f"  [system note] {m.content}")
-        elif m.role == "assistant":
-            calls = {c.id: _message_of(c) for c in m.tool_calls if c.name == "respond"}
-            if m.content and (m.meta.get("delivered") or not m.tool_calls):
-                tag = "" if m.meta.get("delivered") else f" [{kind or 'text'}, not shown]"
-                out.append(f"{process.engine}{tag}: {m.content}")
-            for c in m.tool_calls:
-                if c.name == "respond":
-                    continue
-                out.append(f"  → {c.name} {c.arguments[:200]}")
-        elif m.role == "tool":
-            if m.name == "respond":
-                if m.meta.get("delivered"):
-                    msg = calls.get(m.tool_call_id or "", "")
-                    out.append(f"{process.engine}: {msg}")
-                else:
-                    out.append(f"  ✗ respond rejected: {(m.content or '')[:200]}")
-            else:
-                mark = "✓" if m.meta.get("ok", True) else "✗"
-                out.append(f"  {mark} {m.name}: {' '.join((m.content or '').split())[:200]}")
+def tree_order(processes: list) -> list[tuple]:
+    """(process, depth) with each child right under its parent (children oldest first).
+
+    Roots keep the given order (newest first); a child whose parent is not in the list is a root.
+    """
+    ids = {p.id for p in processes}
+    children: dict[str, list] = {}
+    roots = []
+    for p in processes:
+        if p.parent and p.parent in ids and p.parent != p.id:
+            children.setdefault(p.parent, []).append(p)
+        else:
+            roots.append(p)
+    out: list[tuple] = []
+    seen: set[str] = set()
+
+    def walk(p, depth: int) -> None:
+        if p.id in seen:
+            return
+        seen.add(p.id)
+        out.append((p, depth))
+        for child in sorted(children.get(p.id, []), key=lambda c: c.created):
+            walk(child, depth + 1)
+
+    for root in roots:
+        walk(root, 0)
+    for p in processes:  # a parent cycle in hand-edited files: still list everything once
+        walk(p, 0)
     return out
 
 
-def _message_of(call) -> str:
-    try:
-        return str(call.parsed_arguments().get("message", ""))
-    except ValueError:
-        return ""
+def transcript_lines(process) -> list[str]:
+    """The history as a person reads it (store/transcript.py), one line per entry."""
+    from vance_cli.store.transcript import entries
+
+    out: list[str] = []
+    for e in entries(process):
+        if e.kind == "user":
+            out.append(f"you: {e.text}")
+        elif e.kind == "note":
+            out.append(f"  [system note] {e.text}")
+        elif e.kind == "journal":
+            out.append("  " + e.text.replace("\n\n", "\n  "))
+        elif e.kind == "message":
+            out.append(f"{process.engine}: {e.text}")
+        elif e.kind == "unshown":
+            out.append(f"{process.engine} [{e.tag}, not shown]: {e.text}")
+        elif e.kind == "call":
+            out.append(f"  → {e.name} {e.text[:200]}")
+        elif e.kind == "rejected":
+            out.append(f"  ✗ respond rejected: {e.text[:200]}")
+        elif e.kind == "result":
+            out.append(f"  {'✓' if e.ok else '✗'} {e.name}: {' '.join(e.text.split())[:200]}")
+    return out

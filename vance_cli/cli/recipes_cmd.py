@@ -10,7 +10,7 @@ recipes_app = typer.Typer(help="List, show and validate recipes (project → use
 @recipes_app.command("list")
 def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
     """List every recipe the cascade can see; shadowed ones are marked."""
-    from vance_cli.cli.common import emit_json, load_context
+    from vance_cli.cli.common import emit_json, load_context, out
     from vance_cli.config.recipes import list_recipes
 
     scopes, _ = load_context()
@@ -21,7 +21,7 @@ def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object p
             emit_json(row)
         else:
             mark = " (shadowed)" if info.shadowed else ""
-            typer.echo(f"{info.name:<16} {info.origin:<8} {info.path}{mark}")
+            out(f"{info.name:<16} {info.origin:<8} {info.path}{mark}")
 
 
 @recipes_app.command("show")
@@ -29,13 +29,15 @@ def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
     """Print the recipe the cascade resolves for NAME, as YAML."""
     import yaml
 
-    from vance_cli.cli.common import load_context
+    from vance_cli.cli.common import load_context, out
     from vance_cli.config.recipes import load_recipe
 
     scopes, _ = load_context()
     recipe = load_recipe(name, scopes)
-    typer.echo(yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True).rstrip())
-    typer.echo(f"# tools: {', '.join(recipe.tool_names())}")
+    out(yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True).rstrip())
+    out(f"# tools: {', '.join(recipe.tool_names())}")
+    for note in recipe.notes():
+        out(f"# note: {note}")
 
 
 @recipes_app.command("validate")
@@ -43,8 +45,9 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
     """Validate recipes fail-fast; exit 1 when any is invalid."""
     from pathlib import Path
 
-    from vance_cli.cli.common import err, load_context
+    from vance_cli.cli.common import err, load_context, out
     from vance_cli.config.recipes import list_recipes, load_recipe, validate_recipe_file
+    from vance_cli.engines import validate_recipe
     from vance_cli.errors import VanceError
 
     scopes, _ = load_context()
@@ -53,11 +56,14 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
     for target in items:
         try:
             recipe = validate_recipe_file(Path(target)) if Path(target).is_file() else load_recipe(target, scopes)
+            validate_recipe(recipe, scopes)  # engine params (Benjy: features, referenced recipes)
         except VanceError as exc:
             failures += 1
             err(exc.render())
         else:
-            typer.echo(f"ok  {recipe.name} ({target})")
+            out(f"ok  {recipe.name} ({target})")
+            for note in recipe.notes():
+                err(f"note: {recipe.name}: {note}")
     if failures:
         raise typer.Exit(1)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_STALE, guarded
+from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_REFUSED, EXIT_STALE, guarded
 
 
 def _registry():
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         """List every schema; shadowed entries are marked with the origin that wins, broken ones warned about on stderr."""
 
         def body() -> None:
-            from vance_cli.cli.common import emit_json, err
+            from vance_cli.cli.common import emit_json, err, out
 
             registry, _ = _registry()
             entries, broken = registry.scan()
@@ -61,7 +61,7 @@ def register(app: typer.Typer) -> None:
                 s = e.schema
                 note = f"  (shadowed by {e.shadowed_by})" if e.shadowed_by else ""
                 manual = " +manual" if s.manual else ""
-                sys.stdout.write(f"{s.name:<{width}}  {s.schema_origin:<{owidth}}  v{s.version:<5} {s.description}{manual}{note}\n")
+                out(f"{s.name:<{width}}  {s.schema_origin:<{owidth}}  v{s.version:<5} {s.description}{manual}{note}")
 
         guarded(body)
 
@@ -74,9 +74,9 @@ def register(app: typer.Typer) -> None:
         """Print a schema (stdout) and where it comes from (stderr)."""
 
         def body() -> None:
-            import json
 
-            from vance_cli.cli.common import emit_json, err
+            from vance_cli.cli.common import emit_json, err, out
+            from vance_cli.sanitize import json_text
 
             registry, _ = _registry()
             found = registry.get(name)
@@ -84,11 +84,11 @@ def register(app: typer.Typer) -> None:
                 emit_json(found.as_dict())
                 return
             if manual:
-                sys.stdout.write((found.manual or "") + "\n")
+                out(found.manual or "")
                 if not found.manual:
                     err(f"{name} has no manual")
                 return
-            sys.stdout.write(json.dumps(found.schema, indent=2, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_text(found.schema, indent=2) + "\n")
             err(f"# {found.schema_origin}, version {found.version}, {found.source}" + (", with manual" if found.manual else ""))
 
         guarded(body)
@@ -161,19 +161,21 @@ def register(app: typer.Typer) -> None:
 
         def body() -> None:
             import asyncio
-            import json
 
             from vance_cli.cli.common import emit_json, err
+            from vance_cli.sanitize import json_text
             from vance_cli.structure.service import StructureService
 
             registry, settings = _registry()
             service = StructureService(settings, registry=registry)
             built = asyncio.run(service.infer_schema(description, model=model, use_cache=not no_cache))
+            for line in built.warnings:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(built.as_dict())
             else:
                 if built.schema is not None:
-                    sys.stdout.write(json.dumps(built.schema, indent=2, ensure_ascii=False) + "\n")
+                    sys.stdout.write(json_text(built.schema, indent=2) + "\n")
                 if built.confidence is not None:
                     err(f"confidence {built.confidence:.2f}" + (" (cached)" if built.cached else ""))
                 for q in built.clarifying_questions:
@@ -182,6 +184,10 @@ def register(app: typer.Typer) -> None:
                 if not json_out:
                     err(f"need-more-input: {built.need}")
                 raise typer.Exit(EXIT_NEED_MORE_INPUT)
+            if built.status == "refused":
+                if not json_out:
+                    err(f"refused: the model declined to answer: {built.refusal}")
+                raise typer.Exit(EXIT_REFUSED)
             if built.status != "ok":
                 if not json_out:
                     err("stale: the builder gave no valid schema; last errors:")

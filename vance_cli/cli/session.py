@@ -11,6 +11,7 @@ from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.errors import ModelError
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
+from vance_cli.sanitize import check_utf8_input
 
 
 @dataclass
@@ -19,17 +20,30 @@ class ChatSession:
     pid: str
     model: str | None
     json_out: bool
+    quiet: bool = False
 
     @classmethod
-    def open(cls, *, recipe: str, model: str | None, resume: str | None, continue_last: bool, json_out: bool, quiet: bool) -> ChatSession:
+    def open(
+        cls,
+        *,
+        recipe: str,
+        model: str | None,
+        resume: str | None,
+        continue_last: bool,
+        json_out: bool,
+        quiet: bool,
+        printer: bool = True,
+    ) -> ChatSession:
+        """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings)
         pid = runtime.find(resume=resume, continue_last=continue_last)
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
-        runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
-        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out)
+        if printer:
+            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
+        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, quiet=quiet)
 
     def err(self, text: str) -> None:
         err(text)
@@ -38,7 +52,7 @@ class ChatSession:
         with self.runtime.session(self.pid) as process:
             self.runtime.send(process, text, save=False)
             asyncio.run(self._drive_and_close(process))
-            if not self.json_out:
+            if not self.json_out and not self.quiet:
                 err(f"[{process.id} {process.status.value}]")
 
     async def _drive_and_close(self, process) -> None:
@@ -58,12 +72,19 @@ class ChatSession:
         self.model = None
 
     def repl(self) -> None:
+        # A line that is not UTF-8 is refused (below) instead of ending the session with a decode error.
+        reconfigure = getattr(sys.stdin, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="surrogateescape")
         with self.runtime.session(self.pid) as process:
             asyncio.run(self._repl(process))
             err(f"bye · resume with: vance chat --resume {process.id}")
 
     async def _repl(self, process) -> None:
-        err(f"vance chat · process {process.id} · model {process.model} · Ctrl+D to quit")
+        self.runtime.check_runnable(process)  # an unknown engine says so before the banner
+        # --model applies from the next turn on: show the model that turn will use
+        model = self.runtime.settings.resolve_model(self.model) if self.model else process.model
+        err(f"vance chat · process {process.id} · model {model} · Ctrl+D to quit")
         try:
             if process.inbox or process.engine_params.get("turn", {}).get("open"):
                 await self._drive(process)
@@ -72,6 +93,10 @@ class ChatSession:
                 if line is None or line.strip() in ("/quit", "/exit"):
                     break
                 if not line.strip():
+                    continue
+                problem = check_utf8_input(line, "that line")
+                if problem:
+                    err(f"{problem}; it was not sent")
                     continue
                 self.runtime.send(process, line.rstrip("\n"), save=False)
                 await self._drive(process)

@@ -1,8 +1,9 @@
 """`vance structure`: one-shot extraction of a validated JSON object from text.
 
 Output contract: ``ok`` → the data JSON on stdout, exit 0; ``need-more-input`` → the need on
-stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``--json`` → the whole result object on
-stdout in every case (same exit codes). Bad input exits 1 (unreadable file, invalid schema) or 2
+stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``refused`` (the model declined) → its
+refusal on stderr, exit 5; ``--json`` → the whole result object on stdout in every case (same exit
+codes). Notes (a reply cut off at max_tokens and asked again) go to stderr. Bad input exits 1 (unreadable file, invalid schema) or 2
 (usage) with a message and no traceback (``VANCE_DEBUG=1`` shows one).
 """
 
@@ -17,28 +18,52 @@ import typer
 
 EXIT_NEED_MORE_INPUT = 3
 EXIT_STALE = 4
+EXIT_REFUSED = 5
 MODES = ("json", "named", "text")
 
 
-def guarded(fn: Callable[[], Any]) -> Any:
-    """Run a command body: a VanceError becomes its message and exit code (traceback only with VANCE_DEBUG=1)."""
-    from vance_cli.errors import VanceError
+def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
+    """Run a command body: a VanceError becomes its message and exit code (traceback only with VANCE_DEBUG=1).
+
+    With ``json_out`` a failure also prints an error object on stdout, so a script that parses
+    stdout always gets one JSON object: ``{"status": "error", "errors": [...], "hint": ...,
+    "errorType": ..., "exitCode": N}``.
+    """
+    from vance_cli.errors import EXIT_ERROR, VanceError
 
     try:
         return fn()
     except VanceError as exc:
+        if json_out:
+            _emit_error(exc.message, exc.hint, type(exc).__name__, exc.exit_code)
         if os.environ.get("VANCE_DEBUG") == "1":
             raise
-        sys.stderr.write(exc.render() + "\n")
-        sys.stderr.flush()
+        from vance_cli.cli.common import err
+
+        err(exc.render())
         raise typer.Exit(exc.exit_code) from None
+    except (typer.Exit, typer.Abort):  # a chosen exit code, not a failure
+        raise
+    except Exception as exc:  # a bug: main reports it; the script still gets its JSON object
+        if json_out:
+            _emit_error(f"internal error: {type(exc).__name__}: {exc}", None, "InternalError", EXIT_ERROR)
+        raise
+
+
+def _emit_error(message: str, hint: str | None, kind: str, code: int) -> None:
+    from vance_cli.cli.common import emit_json
+
+    emit_json({"status": "error", "errors": [message], "hint": hint, "errorType": kind, "exitCode": code})
 
 
 def read_prompt(prompt: str | None) -> str:
+    from vance_cli.cli.common import read_stdin_text, require_text
     from vance_cli.errors import UsageError
 
     if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
-        prompt = sys.stdin.read()
+        prompt = read_stdin_text()
+    elif prompt is not None:
+        require_text(prompt, "the prompt")
     if prompt is None:
         raise UsageError("no prompt given", hint='pass the text as an argument, or pipe it: echo "..." | vance structure - --schema S')
     if not prompt.strip():
@@ -128,19 +153,24 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Model string or alias for this call (default: structure.model)."),
         json_out: bool = typer.Option(False, "--json", help="Print the whole result object (status, usage, ...) on stdout."),
     ) -> None:
-        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale."""
+        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale, 5 refused."""
 
         def body() -> None:
             import asyncio
-            import json
 
-            from vance_cli.cli.common import emit_json, err, load_context
+            from vance_cli.cli.common import emit_json, err, load_context, require_text
             from vance_cli.errors import UsageError
+            from vance_cli.sanitize import json_text
             from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
             from vance_cli.structure.service import StructureRequest, StructureService
 
             if schema is None:
                 raise UsageError("--schema is required", hint="pass a schema file, inline JSON, a registry name or a description")
+            require_text(schema, "--schema")
+            if model is not None:
+                require_text(model, "--model")
+                if not model.strip():
+                    raise UsageError("--model is empty", hint="pass a model string or alias, or leave --model out for structure.model")
             if not 1 <= max_loops <= 10:
                 raise UsageError(f"--max-loops must be between 1 and 10, got {max_loops}", hint="use --max-loops 1..10")
             text = read_prompt(prompt)
@@ -151,15 +181,24 @@ def register(app: typer.Typer) -> None:
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
             result.modeInferred = inferred
+            if not json_out:
+                for note in result.notes:
+                    err(f"note: {note}")
+            for line in result.warnings or []:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(result.to_dict())
             elif result.status == "ok":
-                sys.stdout.write(json.dumps(result.data, ensure_ascii=False) + "\n")
+                sys.stdout.write(json_text(result.data) + "\n")
                 sys.stdout.flush()
             if result.status == "need-more-input":
                 if not json_out:
                     err(f"need-more-input: {result.need}")
                 raise typer.Exit(EXIT_NEED_MORE_INPUT)
+            if result.status == "refused":
+                if not json_out:
+                    err(f"refused: the model declined to answer: {result.refusal}")
+                raise typer.Exit(EXIT_REFUSED)
             if result.status == "stale":
                 if not json_out:
                     if result.stage == "builder":
@@ -171,4 +210,4 @@ def register(app: typer.Typer) -> None:
                         err(f"- {line}")
                 raise typer.Exit(EXIT_STALE)
 
-        guarded(body)
+        guarded(body, json_out=json_out)

@@ -1,5 +1,70 @@
-"""Engines: Ford (the tool loop with `respond`) and Arthur (the chat hub: Ford plus the inbox drain)."""
+"""Engines and their one registry: ford (tool loop + respond), arthur (chat hub), benjy (queue engine).
+
+Adding an engine touches this file only: a name in ``KNOWN_ENGINES`` and a line in
+``engine_class``. Engine modules are imported on first use, so recipe validation and `vance ps`
+never pay for them.
+
+What the local scheduler (vance_cli.runtime.scheduler) asks of an engine, answered here from the
+process file alone:
+
+- ``has_work(process)``: would a run of the engine do something now (an inbox to drain, an open
+  turn, a queue to pop)?
+- ``waiting_on(process)``: the id of the child process it waits for (IDLE), or None.
+"""
 
 from __future__ import annotations
 
-KNOWN_ENGINES = ("ford", "arthur")
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vance_cli.store.process import Process
+
+KNOWN_ENGINES = ("ford", "arthur", "benjy")
+
+
+def engine_class(name: str) -> Any:
+    """The engine class for ``name``; KeyError for an engine this vance does not know."""
+    if name == "ford":
+        from vance_cli.engines.ford import FordEngine
+
+        return FordEngine
+    if name == "arthur":
+        from vance_cli.engines.arthur import ArthurEngine
+
+        return ArthurEngine
+    if name == "benjy":
+        from vance_cli.engines.benjy.engine import BenjyEngine
+
+        return BenjyEngine
+    raise KeyError(name)
+
+
+def has_work(process: Process) -> bool:
+    """True when driving ``process`` now would do something."""
+    if process.status.value == "DONE":
+        return False
+    if process.inbox:
+        return True
+    if process.engine == "benjy":
+        from vance_cli.engines.benjy.state import has_work as benjy_has_work
+
+        return benjy_has_work(process)
+    # ford / arthur: an open turn (a crash or Ctrl+C mid-turn) is finished on the next drive
+    return bool((process.engine_params.get("turn") or {}).get("open"))
+
+
+def waiting_on(process: Process) -> str | None:
+    """The child process id ``process`` waits for, or None."""
+    if process.engine == "benjy":
+        from vance_cli.engines.benjy.state import waiting_on as benjy_waiting_on
+
+        return benjy_waiting_on(process)
+    return None
+
+
+def validate_recipe(recipe: Any, scopes: Any) -> None:
+    """Engine-specific checks of a recipe beyond its schema (fail-fast; raises RecipeError)."""
+    if recipe.engine == "benjy":
+        from vance_cli.engines.benjy.config import validate_benjy_recipe
+
+        validate_benjy_recipe(recipe, scopes)

@@ -19,10 +19,3 @@ class ArthurEngine(FordEngine):
             raise InvalidTransition(f"process {process.id}: an Arthur chat hub is never DONE")
         super()._set_status(process, new, reason)
 
-
-def engine_class(name: str) -> type[FordEngine]:
-    if name == "arthur":
-        return ArthurEngine
-    if name == "ford":
-        return FordEngine
-    raise KeyError(name)

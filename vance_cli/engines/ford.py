@@ -15,10 +15,12 @@ Rules, in the spec's terms:
    the text is delivered and the process goes BLOCKED.
 4. Data relay too brief: a large tool result this turn and a short respond message get one
    correction, never two in a row.
-5. Empty replies and malformed tool calls: an immediate, counted correction (never a sleep).
+5. Empty replies and malformed tool calls (including a call the provider itself rejected, e.g.
+   Groq's ``tool_use_failed``): an immediate, counted correction (never a sleep).
 6. Rules 3 and 4 only run when the recipe sets ``validation``.
 7. A recipe without `respond`: the legacy path, the final text is the message.
 8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
+9. A refusal (the model declines) ends the turn: the refusal is the message, the process BLOCKED.
 """
 
 from __future__ import annotations
@@ -239,6 +241,9 @@ class FordEngine:
     def _handle_completion(
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, completion: Completion
     ) -> None:
+        if completion.refusal:
+            self._end_refused(process, turn, completion.refusal)
+            return
         text = (completion.text or "").strip()
         calls = completion.tool_calls
         if calls:
@@ -319,6 +324,8 @@ class FordEngine:
         if call.id in done_ids:  # resumed after the respond result was written: the turn is over
             return
         try:
+            if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
+                raise ValueError(call.error)
             args = call.parsed_arguments()
         except ValueError as exc:
             args, problem = {}, str(exc)
@@ -381,7 +388,9 @@ class FordEngine:
 
     async def _run_tool(self, process: Process, tools: dict[str, Tool], call: ToolCall) -> ToolResult:
         tool = tools.get(call.name)
-        if tool is None:
+        if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
+            result = _malformed_result(call.name, call.error)
+        elif tool is None:
             result = ToolResult(
                 content=f"ERROR: unknown tool '{call.name}'. Available tools: {', '.join(tools)}.", ok=False, data=MALFORMED
             )
@@ -392,7 +401,7 @@ class FordEngine:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
             result = await tool.invoke(call.arguments, self.deps.tool_context)
-        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content)))
+        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content), len(result.content)))
         return result
 
     def _append_result(self, process: Process, call: ToolCall, result: ToolResult, meta: dict | None = None) -> None:
@@ -424,6 +433,16 @@ class FordEngine:
         turn.store(process)
         self._emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
         self._set_status(process, Status.BLOCKED, reason)
+
+    def _end_refused(self, process: Process, turn: TurnState, refusal: str) -> None:
+        """The model declined: its refusal is the turn's message (shown and kept), and the process
+        waits for the person; a correction would only press the model to do what it refused."""
+        process.history.append(Message(role="assistant", content=refusal, meta={"delivered": True, "kind": "refusal"}))
+        self._journal(process, "the model refused to answer; its refusal ends the turn", "warning")
+        turn.open = False
+        turn.store(process)
+        self._emit(MessageEvent(process.id, refusal, awaiting_user_input=True))
+        self._set_status(process, Status.BLOCKED, "the model refused")
 
     def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
         old = process.status

@@ -69,6 +69,8 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         "timeout": float(opts.get("timeout") or 60.0),
         "retries": opts.get("retries") or {},
         "capabilities": settings.capabilities_for(model),
+        "max_tokens": opts.get("max_tokens") or None,
+        "price": opts.get("price") or None,
     }
     if kind == "direct":
         from vance_cli.llm.lean_imports import import_httpx

@@ -1,4 +1,5 @@
-"""Local validation (Draft 2020-12 with format checking) and the reason text of spec §4.1.
+"""Local validation (the schema's declared draft, default 2020-12, formats asserted) and the
+reason text of spec §4.1.
 
 The validator always runs against the caller's exact schema, never the provider-side copy. Each
 error becomes one line "/pointer: constraint in words (was <value>)"; the reason message the model
@@ -11,7 +12,6 @@ import json
 import re
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 REASON_HEADER = "The previous output did not conform to the schema:"
@@ -23,17 +23,23 @@ NOT_JSON_FOOTER = (
 )
 MAX_REASON_ERRORS = 10
 MAX_VALUE_CHARS = 60
+MAX_ENUM_SHOWN = 12  # allowed values listed in an enum error; the rest are counted
+MAX_WORDS_CHARS = 400  # a message taken from jsonschema as it is, cut to this length
 
 
-def make_validator(schema: dict[str, Any] | bool) -> Draft202012Validator:
-    """A Draft 2020-12 validator that asserts ``format`` (date-time needs rfc3339-validator).
+def make_validator(schema: dict[str, Any] | bool) -> Any:
+    """A validator for the draft ``schema`` declares in ``$schema`` (none: 2020-12) that asserts
+    ``format`` (date-time needs rfc3339-validator).
 
     Its registry knows the schema and the official meta-schemas only: jsonschema's default would
     fetch an unknown remote ``$ref`` over the network; here it raises (see ``error_lines``).
     """
     from referencing import Registry
 
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER, registry=Registry())
+    from vance_cli.llm.dialects import validator_class
+
+    cls = validator_class(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
 
 
 def pointer(parts: Any) -> str:
@@ -109,7 +115,7 @@ def describe(err: ValidationError) -> list[str]:
     if kw == "type":
         words = f"value must be of type {_types(val)}"
     elif kw == "enum":
-        words = "value must be one of " + ", ".join(show_value(v, 40) for v in (val or []))
+        words = "value must be one of " + enum_list(val if isinstance(val, list) else [])
     elif kw == "const":
         words = f"value must be exactly {show_value(val, 40)}"
     elif kw == "maximum":
@@ -162,8 +168,16 @@ def describe(err: ValidationError) -> list[str]:
     elif kw == "propertyNames":
         words = f"property name is not allowed: {err.message}"
     else:
-        words = err.message
+        words = err.message if len(err.message) <= MAX_WORDS_CHARS else err.message[: MAX_WORDS_CHARS - 1] + "…"
     return [f"{where}: {words}{was}"]
+
+
+def enum_list(values: list[Any], limit: int = MAX_ENUM_SHOWN) -> str:
+    """The allowed values, at most ``limit`` of them, then how many were left out."""
+    shown = ", ".join(show_value(v, 40) for v in values[:limit])
+    if len(values) > limit:
+        shown += f" … ({len(values) - limit} more left out)"
+    return shown
 
 
 def _matches_several(err: ValidationError) -> bool:
@@ -178,7 +192,7 @@ def _line_key(line: str) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in where.lstrip("/").split("/"))
 
 
-def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Draft202012Validator | None = None) -> list[str]:
+def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Any = None) -> list[str]:
     """Every validation problem as a line, in data order; empty when the instance is valid."""
     v = validator or make_validator(schema)
     lines: list[str] = []

@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.errors import ModelError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
+from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 
@@ -98,7 +100,7 @@ class Runtime:
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
-        if resume:
+        if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
             latest = self.store.latest(engine)
@@ -130,12 +132,17 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do."""
-        from vance_cli.engines.arthur import engine_class
+    async def drive(self, process: Process, *, model_override: str | None = None, host: Any = None) -> None:
+        """Run the engine until the process waits for a person or has nothing left to do.
+
+        ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
+        that spawn children (Benjy) reach it as ``deps.extra["host"]``.
+        """
+        from vance_cli.engines import engine_class
         from vance_cli.engines.ford import EngineDeps
         from vance_cli.tools.base import ToolContext, builtin_registry
 
+        self.check_runnable(process)
         if model_override:
             resolved = self.settings.resolve_model(model_override)
             self.model(resolved)  # fail before the process changes
@@ -152,7 +159,7 @@ class Runtime:
             model=model,
             tools=tools,
             bus=self.bus,
-            persist=self.store.save,
+            persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
@@ -160,6 +167,7 @@ class Runtime:
                 extra={"recipe_exec": recipe_exec},
             ),
             stream=self.stream,
+            extra={"host": host} if host is not None else {},
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -172,6 +180,21 @@ class Runtime:
             engine.flush_events()
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
+
+    def check_runnable(self, process: Process) -> None:
+        """StoreError (before anything changes) when this vance cannot drive ``process``."""
+        from vance_cli.runtime.checks import unrunnable_reason
+
+        reason = unrunnable_reason(process)
+        if reason is not None:
+            raise StoreError(
+                f"process {process.id} cannot be run: {reason}",
+                hint=f"the file {self.store.path(process.id)} was kept untouched; fix it, or start a new process",
+            )
+
+    def _persist(self, process: Process) -> None:
+        self.store.save(process)
+        crashpoint(f"save.{process.engine}")
 
     def _untrusted_tools(self, process: Process):
         """The tools a process file in an untrusted project may use, and its exec settings.

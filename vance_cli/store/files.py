@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.store.atomic import atomic_write_text, is_temp_file
+from vance_cli.sanitize import safe_data
+from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 
@@ -75,6 +77,25 @@ def _read_process(path: Path) -> Process:
     return process
 
 
+FUTURE_SLACK = 86_400.0
+
+
+def is_future_dated(process: Process, now: float | None = None) -> bool:
+    """``updated`` lies more than a day after ``now``: --continue must not pick it."""
+    return process.updated > (time.time() if now is None else now) + FUTURE_SLACK
+
+
+def _serialize(process: Process) -> str:
+    # pydantic's serializer runs in Rust; json.dumps with indent falls back to the pure-Python
+    # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py).
+    try:
+        return process.model_dump_json(indent=2) + "\n"
+    except PydanticSerializationError:
+        # A lone surrogate somewhere outside the history's text (which is cleaned as it enters):
+        # written as U+FFFD rather than leaving a process that can never be saved again.
+        return json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+
+
 class ProcessStore:
     """The processes/ folder of one scope (created on the first write)."""
 
@@ -115,13 +136,13 @@ class ProcessStore:
     # ------------------------------------------------------------------ writing
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
-        # pydantic's serializer runs in Rust; json.dumps with indent falls back to the pure-Python
-        # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py).
-        atomic_write_text(
-            self.path(process.id),
-            process.model_dump_json(indent=2) + "\n",
-            exclusive=exclusive,
-        )
+        path = self.path(process.id)
+        try:
+            atomic_write_text(path, _serialize(process), exclusive=exclusive)
+        except FileExistsError:
+            raise
+        except OSError as exc:  # read-only or full state folder: say which file and why
+            raise write_error(path, exc, "process file") from exc
 
     def create(self, process: Process) -> None:
         """Write a new process file; StoreError if a file with that id exists."""
@@ -169,8 +190,14 @@ class ProcessStore:
         return processes, corrupt
 
     def latest(self, engine: str | None = None) -> Process | None:
-        """The most recently updated readable process (of ``engine`` when given)."""
+        """The most recently updated readable process (of ``engine`` when given).
+
+        A process dated more than a day ahead (a wrong clock, a hand-edited file) is skipped: it
+        would otherwise stay the most recent one forever.
+        """
         for process in self.list()[0]:
+            if is_future_dated(process):
+                continue
             if engine is None or process.engine == engine:
                 return process
         return None

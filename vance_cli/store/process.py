@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -13,6 +13,11 @@ from vance_cli.errors import InvalidTransition
 from vance_cli.llm.base import Message, Usage
 
 SCHEMA_VERSION = 1
+
+# Seconds since the epoch, finite and below ~year 5000: a hand-edited or hostile "updated": 1e300
+# is an unreadable file (reported per file), not a crash of every `vance ps`.
+MAX_TIMESTAMP = 1e11
+Timestamp = Annotated[float, Field(ge=0, le=MAX_TIMESTAMP, allow_inf_nan=False)]
 
 
 class Status(str, Enum):
@@ -25,13 +30,14 @@ class Status(str, Enum):
     SUSPENDED = "SUSPENDED"  # paused by the user
 
 
+# READY/BLOCKED → DONE: a parent closes a worker once its reply is delivered (runtime.scheduler).
 _ALLOWED: dict[Status, frozenset[Status]] = {
-    Status.READY: frozenset({Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.BLOCKED}),
+    Status.READY: frozenset({Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.BLOCKED, Status.DONE}),
     Status.RUNNING: frozenset(
         {Status.READY, Status.IDLE, Status.BLOCKED, Status.DONE, Status.FAILED, Status.SUSPENDED}
     ),
     Status.IDLE: frozenset({Status.READY, Status.RUNNING, Status.FAILED, Status.SUSPENDED}),
-    Status.BLOCKED: frozenset({Status.READY, Status.RUNNING, Status.SUSPENDED, Status.FAILED}),
+    Status.BLOCKED: frozenset({Status.READY, Status.RUNNING, Status.SUSPENDED, Status.FAILED, Status.DONE}),
     Status.DONE: frozenset(),
     Status.FAILED: frozenset({Status.READY, Status.RUNNING}),
     Status.SUSPENDED: frozenset({Status.READY, Status.RUNNING}),
@@ -50,10 +56,11 @@ class Todo(BaseModel):
 
 class InboxItem(BaseModel):
     id: str = Field(default_factory=lambda: secrets.token_hex(4))
-    kind: str = "user"  # user | event | steer
+    kind: str = "user"  # user | event | steer | child (a worker's reply or end, from the scheduler)
     sender: str | None = None
     content: str
-    created: float = Field(default_factory=time.time)
+    meta: dict[str, Any] = Field(default_factory=dict)  # structured facts for the engine (never sent to a model)
+    created: Timestamp = Field(default_factory=time.time)
 
 
 def new_process_id() -> str:
@@ -76,8 +83,8 @@ class Process(BaseModel):
     todos: list[Todo] = Field(default_factory=list)
     inbox: list[InboxItem] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
-    created: float = Field(default_factory=time.time)
-    updated: float = Field(default_factory=time.time)
+    created: Timestamp = Field(default_factory=time.time)
+    updated: Timestamp = Field(default_factory=time.time)
     status_reason: str | None = None
 
     def transition(self, new: Status, reason: str | None = None) -> Status:

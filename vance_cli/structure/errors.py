@@ -8,11 +8,12 @@ from vance_cli.errors import InvalidSchema, VanceError
 
 __all__ = ["InvalidSchema", "SchemaNotFound", "check_refs", "check_schema", "unresolvable_ref"]
 
-# The keywords whose values are subschemas in Draft 2020-12 (the same table the `referencing`
+# The keywords whose values are subschemas in Drafts 4 to 2020-12 (the tables the `referencing`
 # library crawls), so the walk below visits exactly the places a validator would follow a $ref
 # from, and never mistakes a "$ref" key inside `enum`, `const`, `default` or `examples` for one.
 _IN_VALUE = frozenset(
     {
+        "additionalItems",
         "additionalProperties",
         "contains",
         "contentSchema",
@@ -26,8 +27,13 @@ _IN_VALUE = frozenset(
         "unevaluatedProperties",
     }
 )
-_IN_SUBARRAY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-_IN_SUBVALUES = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties"})
+_IN_SUBARRAY = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})  # items: the tuple form
+_IN_SUBVALUES = frozenset({"$defs", "definitions", "dependentSchemas", "patternProperties", "properties", "dependencies"})
+# How deeply a schema may nest (JSON levels). Real-world schemas stay below 25; the meta-schema
+# check and validation recurse per level, and past ~100 levels Python's recursion limit ends them.
+MAX_SCHEMA_DEPTH = 64
+# The schemas (by identity) that passed check_schema lately: the same object is checked once.
+_CHECKED: dict[int, Any] = {}
 REF_HINT = (
     'point every "$ref" at a definition inside the schema (e.g. "#/$defs/<name>" with a matching '
     '"$defs" entry) or fix its spelling; remote schemas are never fetched'
@@ -71,9 +77,13 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
     """
     from jsonschema_specifications import REGISTRY as SPECIFICATIONS
     from referencing.exceptions import Unresolvable
-    from referencing.jsonschema import DRAFT202012
+    from referencing.jsonschema import DRAFT202012, specification_with
 
-    root = DRAFT202012.create_resource(schema)
+    from vance_cli.llm.dialects import validator_class
+
+    dialect = validator_class(schema).META_SCHEMA.get("$schema") or validator_class(schema).META_SCHEMA.get("$id")
+    spec = specification_with(dialect, default=DRAFT202012)
+    root = spec.create_resource(schema)
     # The specifications registry has no retrieve function: an unknown URI raises instead of going online.
     registry = SPECIFICATIONS.with_resource(uri=root.id() or "", resource=root).crawl()
     resolver = registry.resolver_with_root(root)
@@ -81,8 +91,8 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
     def walk(node: Any, parts: tuple[str, ...], resolver: Any, depth: int) -> None:
         if not isinstance(node, dict) or depth > 200:
             return
-        if parts and isinstance(node.get("$id"), str):
-            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        if parts and isinstance(spec.id_of(node), str) and not spec.id_of(node).startswith("#"):
+            resolver = resolver.in_subresource(spec.create_resource(node))
         for key in ("$ref", "$dynamicRef"):
             ref = node.get(key)
             if not isinstance(ref, str):
@@ -99,6 +109,8 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
             elif key in _IN_SUBARRAY and isinstance(value, list):
                 for i, sub in enumerate(value):
                     walk(sub, (*parts, key, str(i)), resolver, depth + 1)
+            elif key == "items":
+                walk(value, (*parts, key), resolver, depth + 1)
             elif key in _IN_SUBVALUES and isinstance(value, dict):
                 for name, sub in value.items():
                     walk(sub, (*parts, key, str(name)), resolver, depth + 1)
@@ -106,26 +118,54 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
     walk(schema, (), resolver, 0)
 
 
+def json_depth(value: Any) -> int:
+    """How many JSON levels ``value`` nests (a scalar is 0), without recursion."""
+    best = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            best = max(best, depth)
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            best = max(best, depth)
+            stack.extend((v, depth + 1) for v in node)
+    return best
+
+
 def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
-    """Raise InvalidSchema unless ``schema`` is a JSON object that passes the 2020-12 meta-schema,
-    every ``$ref`` in it resolves inside it, and validating against it terminates."""
-    from jsonschema import Draft202012Validator
+    """Raise InvalidSchema unless ``schema`` is a JSON object that passes the meta-schema of the
+    draft its ``$schema`` declares (none: 2020-12), is not nested absurdly deep, every ``$ref`` in
+    it resolves inside it, and validating against it terminates. The same object is checked once."""
     from jsonschema.exceptions import SchemaError, best_match
+
+    from vance_cli.llm.dialects import dialect_of, validator_class
 
     if not isinstance(schema, dict):
         raise InvalidSchema(
             f"{where} must be a JSON object (a JSON Schema), got {type(schema).__name__}",
             hint='pass a JSON Schema object such as {"type": "object", "properties": {...}}',
         )
+    if _CHECKED.get(id(schema)) is schema:
+        return schema
+    depth = json_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidSchema(
+            f"{where} nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are supported",
+            hint='move nested parts into "$defs" and point at them with "$ref"',
+        )
+    cls = validator_class(schema)
     try:
-        Draft202012Validator.check_schema(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        cls.check_schema(schema, format_checker=cls.FORMAT_CHECKER)
     except SchemaError:
-        validator = Draft202012Validator(Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        validator = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
         err = best_match(validator.iter_errors(schema))
         at = "/" + "/".join(str(p) for p in err.absolute_path) if err.absolute_path else "the root"
+        name = dialect_of(schema)
+        declared = "" if "$schema" in schema else " (no $schema given)"
         raise InvalidSchema(
-            f"{where} is not a valid JSON Schema (Draft 2020-12): at {at}: {err.message}",
-            hint="fix the schema; https://json-schema.org/draft/2020-12 lists the keywords",
+            f"{where} is not a valid JSON Schema ({name}{declared}): at {at}: {_cut(err.message)}",
+            hint="fix the schema, or declare the draft it is written in with \"$schema\" (e.g. \"http://json-schema.org/draft-07/schema#\")",
         ) from None
     check_refs(schema, where)
     # A root-level $ref loop passes the meta-schema but makes every validation recurse forever.
@@ -140,4 +180,11 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
             f"{where} refers to itself without descending into the value (a $ref loop)",
             hint='make every recursive "$ref" sit under properties or items',
         ) from None
+    if len(_CHECKED) >= 16:
+        _CHECKED.pop(next(iter(_CHECKED)))
+    _CHECKED[id(schema)] = schema
     return schema
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

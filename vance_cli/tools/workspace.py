@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
+from vance_cli.sanitize import file_name
 from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.
@@ -368,6 +369,12 @@ FILE_LIST_PARAMETERS: dict[str, Any] = {
 }
 
 
+_NOT_UTF8_NOTE = (
+    "[some names are not valid UTF-8 and are shown with \\xNN escapes; the file tools cannot open "
+    "them by these names]"
+)
+
+
 def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
     if entry.is_symlink():
         # Not followed: the target may be outside the workspace, and following could loop.
@@ -375,7 +382,7 @@ def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
             target = os.readlink(entry.path)
         except OSError:
             target = "?"
-        return {"path": rel, "type": "symlink", "target": target, "size": None}
+        return {"path": rel, "type": "symlink", "target": file_name(target), "size": None}
     if entry.is_dir(follow_symlinks=False):
         return {"path": rel, "type": "dir", "size": None}
     try:
@@ -407,7 +414,10 @@ def _scan(
             continue
         if len(out) >= cap:
             return True
-        rel = f"{prefix}{entry.name}"
+        shown = file_name(entry.name)  # a non-UTF-8 name is shown with \xNN escapes
+        if shown != entry.name and _NOT_UTF8_NOTE not in notes:
+            notes.append(_NOT_UTF8_NOTE)
+        rel = f"{prefix}{shown}"
         out.append(_entry(entry, rel))
         if (
             recursive

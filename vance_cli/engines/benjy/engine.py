@@ -1,0 +1,400 @@
+"""The Benjy loop: drain the inbox, then pop → perform → handle → save → effects, until a boundary.
+
+Boundaries: a worker in flight (IDLE; the scheduler runs the worker and wakes Benjy with its reply),
+a question or a diagnosis (BLOCKED), DONE, or a stop request. Crash consistency (spec §3): the new
+state, the journal entry and the todos land in the process file in one atomic save; only then are
+events emitted and the worker spawned. The worker's id is in that save, so a crash before the
+spawn spawns exactly that worker on resume, and a crash after it finds the worker and waits for it.
+The impure part of a task (a model call, the check command) runs while the task is still at the
+head of the queue on disk: a crash repeats it, never skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from vance_cli.engines.benjy import render
+from vance_cli.engines.benjy.config import RunConfig, build_run_config
+from vance_cli.engines.benjy.handlers import (
+    ROUTE_OPS,
+    CheckFacts,
+    ControllerAnswer,
+    Ctx,
+    Dialog,
+    Journal,
+    Outcome,
+    Say,
+    SetStatus,
+    Spawn,
+    head_nets,
+    inbound,
+    step,
+)
+from vance_cli.engines.benjy.state import STATE_KEY, BenjyState, Task, load_state
+from vance_cli.engines.ford import EngineDeps
+from vance_cli.errors import ConfigError, VanceError
+from vance_cli.events import JournalEvent, MessageEvent, StatusChanged, TodosUpdated, UsageEvent
+from vance_cli.llm.base import Message
+from vance_cli.runtime.crashpoints import crashpoint
+from vance_cli.store.process import Process, Status, Todo, new_process_id
+
+OPTIONS_KEY = "benjyOptions"  # run options from the CLI: check, allowExec, criteriaFiles
+RECIPES_KEY = "benjyRecipes"  # snapshots of the recipes the run config names
+STAGE_SCHEMAS = {"interpret": "benjy-interpret", "evaluate": "benjy-evaluate", "reflect": "benjy-reflect", "route": "benjy-route"}
+_SCHEMA_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def stage_schema(stage: str) -> dict[str, Any]:
+    """The bundled JSON Schema of a controller stage (schemas/benjy-<stage>.json)."""
+    if stage not in _SCHEMA_CACHE:
+        from vance_cli.config.scopes import bundled_dir
+        from vance_cli.structure.registry import read_schema_file
+
+        _SCHEMA_CACHE[stage] = read_schema_file(bundled_dir("schemas") / f"{STAGE_SCHEMAS[stage]}.json")
+    return _SCHEMA_CACHE[stage]
+
+
+def doer_snapshot(recipe: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
+    """The worker's recipe: the doer (or escalation) snapshot with the item budget and exec policy."""
+    out = json.loads(json.dumps(recipe))
+    if cfg.params.maxToolCalls > 0:
+        out["maxToolIterations"] = cfg.params.maxToolCalls
+    tools = out.setdefault("tools", {})
+    add, remove = list(tools.get("add") or []), list(tools.get("remove") or [])
+    if cfg.allowExec:
+        if "exec_run" not in add:
+            add.append("exec_run")
+        remove = [t for t in remove if t != "exec_run"]
+    elif "exec_run" not in remove:
+        remove.append("exec_run")  # exec_run only with --allow-exec, whatever the doer recipe says
+    tools["add"], tools["remove"] = add, remove
+    return out
+
+
+class BenjyEngine:
+    name = "benjy"
+
+    def __init__(self, deps: EngineDeps) -> None:
+        self.deps = deps
+        self.host = deps.extra.get("host")
+        self._outbox: list = []
+        self.cfg: RunConfig | None = None
+
+    # --- events --------------------------------------------------------------------------------
+
+    def _emit(self, event: Any) -> None:
+        self._outbox.append(event)
+
+    def flush_events(self) -> None:
+        events, self._outbox = self._outbox, []
+        for event in events:
+            self.deps.bus.emit(event)
+
+    def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
+        old = process.status
+        if old == new and process.status_reason == reason:
+            return
+        process.transition(new, reason)
+        if old != new:
+            self._emit(StatusChanged(process.id, old.value, new.value, reason))
+
+    def _save(self, process: Process) -> None:
+        self.deps.persist(process)
+        self.flush_events()
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def _ctx(self) -> Ctx:
+        assert self.cfg is not None
+        return Ctx(cfg=self.cfg, now=time.time(), run_started=getattr(self.host, "started", 0.0))
+
+    async def run(self, process: Process) -> None:
+        if self.host is None:
+            raise VanceError(
+                f"process {process.id} is a Benjy run; it runs under the scheduler",
+                hint=f"continue it with: vance benjy resume {process.id}",
+            )
+        state = load_state(process)
+        if not state.config:
+            self._first_entry(process, state)
+        self.cfg = RunConfig.model_validate(state.config)
+        for item in list(process.inbox):
+            outcome = inbound(state, item.model_dump(mode="json"), self._ctx())
+            process.inbox.remove(item)  # consumed in the same save as its queue operations
+            state = self._commit(process, outcome)
+        while True:
+            if state.inFlight is not None:
+                await self._await_worker(process, state)
+                return
+            if state.outcome == "done" or process.status == Status.DONE:
+                return
+            if state.outcome == "blocked" or state.pendingQuestion is not None:
+                self._set_status(process, Status.BLOCKED, process.status_reason if process.status == Status.BLOCKED else "waiting for an answer")
+                self._save(process)
+                return
+            if self.host.stop_requested():
+                self._set_status(process, Status.SUSPENDED, "stopped; resume with vance benjy resume")
+                self._save(process)
+                return
+            if not state.queue:  # nothing queued and nothing pending: wait for a message
+                self._set_status(process, Status.READY, "waiting for a message")
+                self._save(process)
+                return
+            ctx = self._ctx()
+            nets = head_nets(state, ctx)
+            if nets is not None:
+                state = self._commit(process, nets)
+                continue
+            if process.status != Status.RUNNING:
+                self._set_status(process, Status.RUNNING)
+            task = state.queue[0]
+            inp = await self._perform(process, state, task)
+            try:
+                outcome = step(state, task, inp, self._ctx())
+            except Exception as exc:  # an engine bug must not spin: stop with the diagnosis (§6)
+                outcome = self._engine_error(state, task, exc)
+            state = self._commit(process, outcome)
+
+    async def _await_worker(self, process: Process, state: BenjyState) -> None:
+        """The worker in flight exists (wait for it) or its spawn was cut off by a crash (spawn it)."""
+        flight = state.inFlight
+        assert flight is not None
+        if self.host.find(flight.child) is None:
+            item = state.item(flight.item)
+            assert item is not None and self.cfg is not None
+            error = item.lastError if flight.attempt > 1 else None
+            prompt = render.doer_prompt(state, item, attempt=flight.attempt, cap=self._cap(state, flight.item), error=error)
+            self._spawn(process, Spawn(flight.child, flight.item, flight.recipe, prompt, f"#{item.id} {render.one_line(item.title, 60)}"))
+        self._set_status(process, Status.IDLE, f"waiting on worker {flight.child} (item #{flight.item})")
+        self._save(process)
+
+    def _cap(self, state: BenjyState, item_id: int) -> int:
+        assert self.cfg is not None
+        item = state.item(item_id)
+        extra = 1 if item is not None and item.escalated and self.cfg.stages.get("escalation") else 0
+        return self.cfg.params.maxItemAttempts + extra
+
+    def _first_entry(self, process: Process, state: BenjyState) -> None:
+        """Fail-fast config check and the snapshot of every recipe the run names (§4)."""
+        from vance_cli.config.recipes import Recipe
+
+        options = process.engine_params.get(OPTIONS_KEY) or {}
+        try:
+            recipe = Recipe.model_validate(process.recipe)
+            cfg, snapshots = build_run_config(
+                recipe,
+                self.host.scopes,
+                check=options.get("check"),
+                allow_exec=bool(options.get("allowExec")),
+                criteria_files=resolve_criteria(recipe, options, Path(process.workspace or ".")),
+            )
+        except VanceError as exc:
+            self._set_status(process, Status.FAILED, f"invalid Benjy config: {exc.message.splitlines()[0]}")
+            self._save(process)
+            raise
+        state.config = cfg.model_dump(mode="json")
+        process.engine_params[RECIPES_KEY] = snapshots
+        now = time.time()
+        state.counters.lastTick = now
+
+    def _engine_error(self, state: BenjyState, task: Task, exc: Exception) -> Outcome:
+        s = state.fork()
+        s.outcome = "blocked"
+        text = f"Engine error in {task.type}: {type(exc).__name__}: {exc}. The queue is kept; send a message to retry."
+        s.diagnosis = text
+        return Outcome(s, [Journal(render.journal_entry([f"ERROR: {text}"], s), "error"), Say(text, "diagnosis"), SetStatus("BLOCKED", "engine error")])
+
+    # --- committing a transition ---------------------------------------------------------------
+
+    def _commit(self, process: Process, outcome: Outcome) -> BenjyState:
+        old = load_state(process)
+        new = outcome.state
+        process.engine_params[STATE_KEY] = new
+        spawns: list[Spawn] = []
+        for effect in outcome.effects:
+            if isinstance(effect, Journal):
+                process.history.append(Message(role="assistant", content=effect.text, meta={"kind": "journal"}))
+                self._emit(JournalEvent(process.id, effect.text, effect.level))
+            elif isinstance(effect, Say):
+                process.history.append(Message(role="assistant", content=effect.text, meta={"delivered": True, "kind": effect.kind}))
+                self._emit(MessageEvent(process.id, effect.text, awaiting_user_input=effect.kind != "synthesis"))
+            elif isinstance(effect, Dialog):
+                process.history.append(Message(role="user", content=effect.text, meta={"inbox_id": effect.inbox_id, "kind": "user"}))
+                if not process.title:
+                    process.title = " ".join(effect.text.split())[:60]
+            elif isinstance(effect, SetStatus):
+                self._set_status(process, Status(effect.status), effect.reason)
+            elif isinstance(effect, Spawn):
+                spawns.append(effect)
+        self._project_todos(process, old, new)
+        self._save(process)
+        for spawn in spawns:
+            self._spawn(process, spawn)
+        return new
+
+    def _project_todos(self, process: Process, old: BenjyState, new: BenjyState) -> None:
+        """Todos follow the items; recomputed only when an item changed (shared items are the same objects)."""
+        changed = (
+            len(old.items) != len(new.items)
+            or (old.outcome == "done") != (new.outcome == "done")
+            or any(a is not b for a, b in zip(old.items, new.items, strict=True))
+            or (bool(new.items) and not process.todos and new.outcome != "done")
+        )
+        if not changed:
+            return
+        todos = render.todos(new)
+        if [t.model_dump() for t in process.todos] == todos:
+            return
+        process.todos = [Todo(**t) for t in todos]
+        self._emit(TodosUpdated(process.id, todos))
+
+    def _spawn(self, process: Process, spawn: Spawn) -> None:
+        assert self.cfg is not None
+        recipes = process.engine_params.get(RECIPES_KEY) or {}
+        if spawn.recipe not in recipes:
+            raise ConfigError(f"the recipe {spawn.recipe!r} is not in this run's snapshot", hint="start a new run")
+        crashpoint("benjy.before_spawn")
+        self.host.spawn(
+            process,
+            spawn.child,
+            doer_snapshot(recipes[spawn.recipe], self.cfg),
+            message=spawn.prompt,
+            title=spawn.title,
+            workspace=process.workspace,
+        )
+        crashpoint("benjy.after_spawn")
+
+    # --- the impure part of a task -------------------------------------------------------------
+
+    async def _perform(self, process: Process, state: BenjyState, task: Task) -> Any:
+        assert self.cfg is not None
+        kind = task.type
+        if kind == "DO":
+            return new_process_id()
+        if kind == "CHECK":
+            return await self._check(process)
+        if kind in ("INTERPRET", "EVALUATE", "REFLECT") or (kind == "ROUTE" and self.cfg.stages.get("route")):
+            return await self._controller(process, state, task)
+        return None
+
+    async def _check(self, process: Process) -> CheckFacts:
+        from vance_cli.tools.base import ToolContext
+        from vance_cli.tools.workspace import make_exec_run
+
+        assert self.cfg is not None
+        command = self.cfg.checkCommand
+        if not command:
+            return CheckFacts(command="(none)", exit_code=0, output="no check command")
+        crashpoint("benjy.before_check")
+        ctx = ToolContext(workspace=Path(process.workspace or "."), settings=self.host.settings, process_id=process.id)
+        result = await make_exec_run().invoke(json.dumps({"command": command, "timeout": self.cfg.checkTimeout}), ctx)
+        data = result.data if isinstance(result.data, dict) else {}
+        output = result.content
+        first, _, rest = output.partition("\n")
+        if first.startswith("exit code:"):
+            output = rest
+        return CheckFacts(command=command, exit_code=data.get("exit_code"), output=output, timed_out=bool(data.get("timed_out")))
+
+    async def _controller(self, process: Process, state: BenjyState, task: Task) -> ControllerAnswer:
+        from vance_cli.llm.json_call import call_for_json
+
+        assert self.cfg is not None
+        stage = task.type.lower()
+        recipe = (process.engine_params.get(RECIPES_KEY) or {})[self.cfg.stages[stage]]
+        system = "\n\n".join(p for p in (recipe.get("systemPrompt"), recipe.get("promptPrefix")) if p)
+        messages = [Message(role="system", content=system), Message(role="user", content=self._prompt(process, state, task))]
+        model = self.host.model_for(recipe.get("model"))
+        result = await call_for_json(
+            model,
+            messages=messages,
+            schema=stage_schema(stage),
+            max_loops=int((recipe.get("params") or {}).get("maxLoops", 3)),
+            name=f"benjy_{stage}",
+            extra_check=self._extra_check(state, stage),
+        )
+        usage = result.usage
+        process.usage.add(usage)
+        self.deps.bus.emit(UsageEvent(process.id, usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost))
+        crashpoint("benjy.after_controller")
+        return ControllerAnswer(
+            status="ok" if result.status == "ok" else "stale",
+            data=result.data,
+            errors=list(result.errors) or ([f"need-more-input: {result.need}"] if result.need else []),
+            tokens=usage.total_tokens,
+            calls=usage.calls,
+        )
+
+    def _prompt(self, process: Process, state: BenjyState, task: Task) -> str:
+        assert self.cfg is not None
+        params = self.cfg.params
+        limits = {"max_stagnation": params.maxStagnation, "max_reflect": params.maxReflectNo}
+        if task.type == "INTERPRET":
+            return render.interpret_prompt(
+                state,
+                task_types=params.taskTypes,
+                max_items=params.maxInitialItems,
+                sources=read_sources(self.cfg.criteriaFiles),
+                reset_reason=task.payload.get("reset"),
+            )
+        if task.type == "EVALUATE":
+            item = state.item(task.item)
+            return render.evaluate_prompt(state, item) if item else render.digest(state, **limits)
+        if task.type == "REFLECT":
+            return render.reflect_prompt(state, **limits)
+        return render.route_prompt(state, task.payload, task.item, **limits)
+
+    def _extra_check(self, state: BenjyState, stage: str):
+        assert self.cfg is not None
+        allowed = list(self.cfg.params.taskTypes)
+        n_items = len(state.items)
+
+        def check(data: Any) -> list[str]:
+            if not isinstance(data, dict):
+                return []
+            if stage == "interpret" and data.get("taskType") not in allowed:
+                return [f"taskType: must be one of {', '.join(allowed)} (this run allows only these)"]
+            if stage == "route":
+                problems = []
+                if data.get("op") not in ROUTE_OPS:
+                    problems.append(f"op: must be one of {', '.join(ROUTE_OPS)}")
+                item = data.get("item")
+                if item is not None and not (isinstance(item, int) and 1 <= item <= n_items):
+                    problems.append(f"item: {item!r} is not an item id (1..{n_items}) or null")
+                return problems
+            return []
+
+        return check
+
+
+def resolve_criteria(recipe: Any, options: dict[str, Any], workspace: Path) -> list[str]:
+    """criteriaSources of the recipe (relative to the workspace) plus --criteria files; all must exist."""
+    from vance_cli.config.recipes import RecipeError
+
+    out: list[str] = []
+    for source in (recipe.params or {}).get("criteriaSources") or []:
+        ref = source.get("ref") if isinstance(source, dict) else None
+        if not ref:
+            continue
+        path = (workspace / ref) if not Path(ref).is_absolute() else Path(ref)
+        if not path.is_file():
+            raise RecipeError(f"criteria source {ref!r} not found (looked in {path})", hint="create the file or fix params.criteriaSources")
+        out.append(str(path))
+    for ref in options.get("criteriaFiles") or []:
+        if not Path(ref).is_file():
+            raise RecipeError(f"criteria file {ref} not found", hint="check the --criteria path")
+        out.append(str(ref))
+    return out
+
+
+def read_sources(paths: list[str]) -> list[tuple[str, str]]:
+    out = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            text = f"(unreadable: {exc.strerror})"
+        out.append((Path(path).name, text))
+    return out

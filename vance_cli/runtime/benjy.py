@@ -1,0 +1,198 @@
+"""Benjy runs as a service: start, run, resume, answer, status. The CLI and the console both drive it.
+
+A consumer subscribes to ``runtime.bus`` (vance_cli.events) before calling ``run``/``answer``;
+journal entries, todos, status changes, worker tool calls and the final synthesis arrive there.
+``request_stop()`` (e.g. from a Ctrl+C handler or a console button) ends the run at the next safe
+point (between two tasks) with the process SUSPENDED and resumable.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vance_cli.errors import UsageError
+from vance_cli.runtime.runner import Runtime
+from vance_cli.runtime.scheduler import Scheduler
+from vance_cli.store.process import Process, Status
+
+DEFAULT_RECIPE = "benjy-coding"
+
+
+@dataclass
+class RunResult:
+    process: Process
+
+    @property
+    def status(self) -> Status:
+        return self.process.status
+
+    @property
+    def state(self) -> dict[str, Any]:
+        from vance_cli.engines.benjy.state import encode, load_state
+
+        return encode(load_state(self.process))
+
+    @property
+    def question(self) -> str | None:
+        q = self.state.get("pendingQuestion")
+        return q["text"] if q else None
+
+    @property
+    def diagnosis(self) -> str | None:
+        return self.state.get("diagnosis")
+
+    @property
+    def synthesis(self) -> str | None:
+        for m in reversed(self.process.history):
+            if m.meta.get("kind") == "synthesis":
+                return m.content
+        return None
+
+
+class BenjyService:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._stop = False
+
+    def request_stop(self) -> None:
+        self._stop = True
+
+    # --- starting ------------------------------------------------------------------------------
+
+    def resolve_workspace(self, workspace: str | Path | None, target: str | None, recipe_target: str | None) -> tuple[Path, bool]:
+        """(the pinned workspace folder, whether it is a new temporary folder)."""
+        if workspace is not None and target is not None:
+            raise UsageError("--workspace and --target exclude each other", hint="pass one of them")
+        if workspace is not None:
+            path = Path(workspace).expanduser()
+            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
+            if not path.is_dir():
+                raise UsageError(f"workspace {path} is not an existing folder", hint="create it first, or pass --target NAME for a named workspace")
+            return path, False
+        name = target or recipe_target
+        if name:
+            if not name.replace("-", "").replace("_", "").replace(".", "").isalnum() or name.startswith("."):
+                raise UsageError(f"invalid workspace name {name!r}", hint="use letters, digits, '-', '_' or '.'")
+            path = self.runtime.scopes.state_dir / "workspaces" / name
+            path.mkdir(parents=True, exist_ok=True)
+            return path.resolve(), False
+        return Path(tempfile.mkdtemp(prefix="vance-benjy-")).resolve(), True
+
+    def start(
+        self,
+        goal: str,
+        *,
+        recipe: str = DEFAULT_RECIPE,
+        workspace: str | Path | None = None,
+        target: str | None = None,
+        check: str | None = None,
+        criteria: str | Path | None = None,
+        allow_exec: bool = False,
+        model: str | None = None,
+    ) -> tuple[Process, bool]:
+        """Validate everything, then create the process with the goal in its inbox.
+
+        Returns (process, whether its workspace is a new temporary folder).
+        """
+        from vance_cli.config.recipes import load_recipe
+        from vance_cli.engines.benjy.config import resolve
+
+        if not goal.strip():
+            raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
+        loaded = load_recipe(recipe, self.runtime.scopes)
+        if loaded.engine != "benjy":
+            raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
+                             hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
+        params, _refs = resolve(loaded, self.runtime.scopes)  # fail fast, before any file is written
+        criteria_files: list[str] = []
+        if criteria is not None:
+            path = Path(criteria).expanduser()
+            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
+            if not path.is_file():
+                raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
+            criteria_files.append(str(path))
+        ws, temporary = self.resolve_workspace(workspace, target, params.workTarget.targetName)
+        process = self.runtime.new_process(loaded.name if loaded.origin else str(loaded.path), model=model, workspace=ws)
+        process.engine_params["benjyOptions"] = {
+            "check": check,
+            "allowExec": allow_exec,
+            "criteriaFiles": criteria_files,
+            "model": model,
+        }
+        self.runtime.send(process, goal)
+        return process, temporary
+
+    # --- running -------------------------------------------------------------------------------
+
+    def _scheduler(self, process: Process) -> Scheduler:
+        options = process.engine_params.get("benjyOptions") or {}
+        return Scheduler(self.runtime, model_override=options.get("model"), should_stop=lambda: self._stop)
+
+    def _check_benjy(self, process: Process) -> None:
+        if process.engine != "benjy":
+            raise UsageError(f"process {process.id} is a {process.engine} process, not a Benjy run",
+                             hint="`vance chat --resume ID` continues chats")
+
+    async def run(self, pid: str) -> RunResult:
+        """Drive the run (and its workers) until DONE, BLOCKED, a failure or a stop request."""
+        store = self.runtime.store
+        pid = store.resolve_id(pid)
+        with store.lock(pid):
+            process = store.load(pid)
+            self._check_benjy(process)
+            if process.status == Status.DONE:
+                return RunResult(process)
+            try:
+                await self._scheduler(process).run_loaded(process)
+            finally:
+                await self.runtime.aclose()
+            return RunResult(process)
+
+    async def answer(self, pid: str, text: str) -> RunResult:
+        """Put the answer (or any message) in the run's inbox and continue it."""
+        if not text.strip():
+            raise UsageError("the answer is empty", hint='pass the answer as text: vance benjy answer ID "yes, go on"')
+        store = self.runtime.store
+        pid = store.resolve_id(pid)
+        with store.lock(pid):
+            process = store.load(pid)
+            self._check_benjy(process)
+            if process.status == Status.DONE:
+                raise UsageError(f"process {pid} is DONE", hint="start a new run with vance benjy run")
+            self.runtime.send(process, text)
+            try:
+                await self._scheduler(process).run_loaded(process)
+            finally:
+                await self.runtime.aclose()
+            return RunResult(process)
+
+    def status(self, pid: str) -> dict[str, Any]:
+        """Todos, counters, the pending question: read from the file, no lock, no model."""
+        from vance_cli.engines.benjy.state import encode, load_state
+
+        store = self.runtime.store
+        process = store.load(store.resolve_id(pid))
+        self._check_benjy(process)
+        state = encode(load_state(process))
+        items: dict[str, int] = {}
+        for item in state["items"]:
+            items[item["status"]] = items.get(item["status"], 0) + 1
+        return {
+            "id": process.id,
+            "status": process.status.value,
+            "reason": process.status_reason,
+            "goal": state.get("goal"),
+            "taskType": state.get("taskType"),
+            "workspace": process.workspace,
+            "items": items,
+            "todos": [t.model_dump() for t in process.todos],
+            "counters": state["counters"],
+            "queue": [t["type"] + (f" #{t['item']}" if t.get("item") else "") for t in state["queue"]],
+            "inFlight": state.get("inFlight"),
+            "pendingQuestion": state.get("pendingQuestion"),
+            "diagnosis": state.get("diagnosis"),
+            "usage": process.usage.model_dump(),
+        }

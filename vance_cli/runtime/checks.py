@@ -1,0 +1,28 @@
+"""Whether this vance can run a process file: its engine is known and its embedded recipe valid.
+
+A process file can be valid JSON of the right shape and still name an engine this vance does not
+have (written by a newer vance, or edited by hand) or carry a recipe snapshot that no longer
+validates. ``vance ps`` warns about such a file and lists the rest; ``--resume`` explains instead
+of failing with a raw KeyError or ValidationError.
+"""
+
+from __future__ import annotations
+
+from vance_cli.store.process import Process
+
+
+def unrunnable_reason(process: Process) -> str | None:
+    """Why the runtime cannot drive ``process`` (one line), or None when it can."""
+    from vance_cli.engines import KNOWN_ENGINES
+
+    if process.engine not in KNOWN_ENGINES:
+        return f"its engine {process.engine!r} is unknown to this vance (known: {', '.join(KNOWN_ENGINES)})"
+    from pydantic import ValidationError
+
+    from vance_cli.config.recipes import Recipe, describe_validation_error
+
+    try:
+        Recipe.model_validate(process.recipe)
+    except ValidationError as exc:
+        return f"its embedded recipe is invalid: {describe_validation_error(exc)}"
+    return None

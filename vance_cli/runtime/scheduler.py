@@ -1,0 +1,307 @@
+"""The local scheduler: drives a process tree serially, delivers each child's end to its parent once.
+
+A parent that spawned a child waits (IDLE) while the child runs. When the child settles (its
+final ``respond``, a question it asks, or a terminal status) the scheduler delivers it into the
+parent's inbox and the parent wakes. v1 is serial: one process runs at a time, children first.
+
+Exactly-once delivery across crashes, with no record that grows with the number of children:
+
+1. the parent's inbox gets an item whose id is derived from the child (``child-<id>``); saved;
+2. the child is marked delivered (``engine_params["delivery"]``) and closed (DONE); saved.
+
+The scheduler finishes pending deliveries before it runs anything, so after a crash between 1
+and 2 the parent cannot have consumed the item yet: it is still in the inbox, step 1 is skipped
+and step 2 is done. A crash before 1 repeats 1. A crash after 2 leaves nothing to do.
+
+The engine-facing side (``SchedulerHost``) lets an engine spawn a child with an id it recorded
+before the spawn, look a child up, and get a model for an alias.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from vance_cli.engines import has_work, waiting_on
+from vance_cli.errors import ModelError, StoreError
+from vance_cli.events import StatusChanged
+from vance_cli.llm.base import ChatModel
+from vance_cli.runtime.crashpoints import crashpoint
+from vance_cli.runtime.runner import Runtime
+from vance_cli.store.process import InboxItem, Process, Status
+
+DELIVERY_KEY = "delivery"
+_CLOSABLE = (Status.READY, Status.BLOCKED)
+
+
+def delivery_id(child_id: str) -> str:
+    return f"child-{child_id}"
+
+
+def child_outcome(child: Process) -> dict[str, Any]:
+    """What a settled child delivers: its last reply (a respond message) or how it ended.
+
+    ``kind`` is ``reply`` when the child's last turn delivered a message to its reader (a
+    ``respond``, or the plain text of a recipe without respond) and ``ended`` otherwise (a BLOCKED
+    diagnosis, FAILED, a turn cut off).
+    """
+    reply: str | None = None
+    awaiting = False
+    calls: dict[str, str] = {}
+    for m in child.history:
+        if m.role == "user":
+            reply, calls = None, {}
+        elif m.role == "assistant":
+            calls = {c.id: c.arguments for c in m.tool_calls if c.name == "respond"}
+            if m.meta.get("delivered") and m.content:
+                reply = None if m.meta.get("kind") == "diagnosis" else m.content
+                awaiting = True
+        elif m.role == "tool" and m.name == "respond" and m.meta.get("delivered"):
+            import json
+
+            try:
+                args = json.loads(calls.get(m.tool_call_id or "", "") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            if isinstance(args, dict) and isinstance(args.get("message"), str):
+                reply = args["message"]
+                awaiting = bool(args.get("awaiting_user_input", True))
+    u = child.usage
+    out: dict[str, Any] = {
+        "child": child.id,
+        "recipe": child.recipe_name,
+        "status": child.status.value,
+        "reason": child.status_reason,
+        "tokens": u.prompt_tokens + u.completion_tokens,
+        "calls": u.calls,
+    }
+    if reply is not None:
+        out.update(kind="reply", message=reply, awaiting_user_input=awaiting)
+    else:
+        out.update(kind="ended", message=None)
+    return out
+
+
+def _delivery_text(outcome: dict[str, Any]) -> str:
+    who = f"worker {outcome['child']} ({outcome.get('recipe') or 'worker'})"
+    if outcome["kind"] == "reply":
+        return f"[{who} replied]\n{outcome['message']}"
+    why = f": {outcome['reason']}" if outcome.get("reason") else ""
+    return f"[{who} ended {outcome['status']} without a reply{why}]"
+
+
+class Scheduler:
+    """Drive the tree under one root until nothing in it can run (the root waits or is finished)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        model_override: str | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.store = runtime.store
+        self.model_override = model_override
+        self._should_stop = should_stop or (lambda: False)
+        self.tree: dict[str, Process] = {}
+        self.root: Process | None = None
+        self.started = 0.0  # when this run began: wallclock nets count time inside runs only
+
+    # --- the host interface for engines ----------------------------------------------------
+
+    @property
+    def settings(self):
+        return self.runtime.settings
+
+    @property
+    def scopes(self):
+        return self.runtime.scopes
+
+    def stop_requested(self) -> bool:
+        return self._should_stop()
+
+    def resolve_model(self, name: str | None) -> str:
+        """The model string for a recipe's ``model`` (alias or string); ``--model`` wins over all."""
+        return self.runtime.settings.resolve_model(self.model_override or name)
+
+    def model_for(self, name: str | None) -> ChatModel:
+        return self.runtime.model(self.resolve_model(name))
+
+    def find(self, pid: str) -> Process | None:
+        """A process of the tree, or from disk (None when it does not exist)."""
+        if pid in self.tree:
+            return self.tree[pid]
+        if not self.store.path(pid).is_file():
+            return None
+        process = self.store.load(pid)
+        self.tree[pid] = process
+        return process
+
+    def spawn(
+        self,
+        parent: Process,
+        child_id: str,
+        recipe: dict[str, Any],
+        *,
+        message: str,
+        title: str | None = None,
+        workspace: str | None = None,
+        model: str | None = None,
+    ) -> Process:
+        """Create the child process file (idempotent: an existing ``child_id`` is returned as is).
+
+        ``recipe`` is the snapshot the child runs with; ``message`` its first inbox message.
+        """
+        existing = self.find(child_id)
+        if existing is not None:
+            return existing
+        child = Process(
+            id=child_id,
+            engine=recipe["engine"],
+            recipe=recipe,
+            recipe_name=recipe.get("name"),
+            model=self.resolve_model(model if model is not None else recipe.get("model")),
+            parent=parent.id,
+            title=title,
+            workspace=workspace or parent.workspace,
+        )
+        child.inbox.append(InboxItem(kind="user", sender=parent.id, content=message))
+        try:
+            self.store.create(child)
+        except StoreError:  # created by an earlier run that crashed before recording it: adopt it
+            child = self.store.load(child_id)
+        self.tree[child.id] = child
+        return child
+
+    # --- the loop --------------------------------------------------------------------------
+
+    async def run(self, root_id: str) -> Process:
+        """Lock the root, drive its tree until nothing can run; return the root as it ended."""
+        with self.store.lock(root_id):
+            root = self.store.load(root_id)
+            return await self.run_loaded(root)
+
+    async def run_loaded(self, root: Process) -> Process:
+        """As ``run``, for a root the caller already holds locked and loaded."""
+        self.root = root
+        self.started = time.time()
+        self.tree = {root.id: root}
+        self._adopt_children(root)
+        try:
+            while not self._should_stop():
+                self._deliver_settled()
+                process = self._pick()
+                if process is None:
+                    break
+                await self._drive(process)
+        except ModelError as exc:
+            self._fail_ancestors(exc)
+            raise
+        return root
+
+    def _adopt_children(self, root: Process) -> None:
+        """Load the undelivered descendants of ``root`` (after a crash or a stop mid-run)."""
+        processes, _corrupt = self.store.list()
+        by_parent: dict[str, list[Process]] = {}
+        for p in processes:
+            if p.parent:
+                by_parent.setdefault(p.parent, []).append(p)
+        frontier = [root.id]
+        while frontier:
+            pid = frontier.pop()
+            for child in by_parent.get(pid, []):
+                if child.engine_params.get(DELIVERY_KEY) is None and child.id not in self.tree:
+                    self.tree[child.id] = child
+                    frontier.append(child.id)
+
+    def _depth(self, process: Process) -> int:
+        depth, seen = 0, set()
+        while process.parent and process.parent in self.tree and process.id not in seen:
+            seen.add(process.id)
+            process = self.tree[process.parent]
+            depth += 1
+        return depth
+
+    def _runnable(self, process: Process) -> bool:
+        if process.status == Status.DONE:
+            return False
+        if process.engine_params.get(DELIVERY_KEY) is not None:
+            return False
+        if process.inbox:
+            return True
+        child = waiting_on(process)
+        if child is not None:
+            # waiting on a child that does not exist yet: the parent spawns it (its id was
+            # recorded before a crash cut the spawn off)
+            return self.find(child) is None
+        return has_work(process)
+
+    def _pick(self) -> Process | None:
+        candidates = [p for p in self.tree.values() if self._runnable(p)]
+        if not candidates:
+            return None
+        return max(candidates, key=lambda p: (self._depth(p), -p.created))
+
+    async def _drive(self, process: Process) -> None:
+        lock = contextlib.nullcontext() if process is self.root else self.store.lock(process.id)
+        with lock:
+            await self.runtime.drive(process, host=self)
+
+    # --- delivery --------------------------------------------------------------------------
+
+    def _settled(self, process: Process) -> bool:
+        if not process.parent or process is self.root:
+            return False
+        if process.engine_params.get(DELIVERY_KEY) is not None:
+            return False
+        if process.status == Status.RUNNING:
+            return False
+        if process.status in (Status.FAILED, Status.SUSPENDED) and has_work(process):
+            return False  # stopped mid-turn: the next run finishes the turn first
+        if waiting_on(process) is not None:
+            return False
+        return not has_work(process)
+
+    def _deliver_settled(self) -> None:
+        for child in [p for p in self.tree.values() if self._settled(p)]:
+            parent = self.find(child.parent or "")
+            if parent is None:
+                continue  # an orphan (its parent's file is gone): nothing to wake
+            self.deliver(parent, child)
+
+    def deliver(self, parent: Process, child: Process) -> None:
+        """Put ``child``'s outcome into ``parent``'s inbox exactly once, then close the child."""
+        outcome = child_outcome(child)
+        key = delivery_id(child.id)
+        if not any(item.id == key for item in parent.inbox):
+            lock = contextlib.nullcontext() if parent is self.root else self.store.lock(parent.id)
+            with lock:
+                parent.inbox.append(
+                    InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome)
+                )
+                self.store.save(parent)
+            crashpoint("deliver.parent_saved")
+        with self.store.lock(child.id):
+            child.engine_params[DELIVERY_KEY] = {"to": parent.id, "kind": outcome["kind"], "at": time.time()}
+            old = child.status
+            if old in _CLOSABLE:
+                child.transition(Status.DONE, "closed by its parent after delivery")
+            self.store.save(child)
+        crashpoint("deliver.child_marked")
+        if child.status != old:
+            self.runtime.bus.emit(StatusChanged(child.id, old.value, child.status.value, child.status_reason))
+        del self.tree[child.id]
+
+    def _fail_ancestors(self, exc: ModelError) -> None:
+        """A child's model failed for good: its waiting ancestors say so (FAILED, resumable)."""
+        for process in list(self.tree.values()):
+            if process.status == Status.IDLE:
+                old = process.status
+                process.transition(Status.FAILED, f"a worker's model call failed: {exc.message}")
+                lock = contextlib.nullcontext() if process is self.root else self.store.lock(process.id)
+                with contextlib.suppress(StoreError), lock:
+                    self.store.save(process)
+                self.runtime.bus.emit(StatusChanged(process.id, old.value, Status.FAILED.value, process.status_reason))

@@ -1,0 +1,172 @@
+"""The app's side of the runtime: which process the chat shows, its lock, and the person's intents.
+
+Screens call this from workers (``turn``) or for quick, local reads (``status``, ``processes``);
+widgets never see it. It holds the one-writer lock of the process on screen for as long as the
+chat shows it, as the line mode does, and releases it when the chat switches or closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from vance_cli.events import Event, EventBus
+from vance_cli.runtime.runner import Runtime
+from vance_cli.store.process import Process
+
+if TYPE_CHECKING:
+    from vance_cli.cli.session import ChatSession
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    """What the status bar shows; a plain value so widgets never hold the process."""
+
+    process_id: str = ""
+    recipe: str = ""
+    model: str = ""
+    status: str = ""
+    calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    running_since: float | None = None
+
+
+class ChatController:
+    def __init__(self, runtime: Runtime, pid: str | None, *, model_override: str | None = None) -> None:
+        self.runtime = runtime
+        self.model_override = model_override
+        self.process: Process | None = None
+        self._lock: contextlib.ExitStack | None = None
+        self._turn_started: float | None = None
+        self._pending_pid = pid
+
+    @classmethod
+    def from_session(cls, session: ChatSession) -> ChatController:
+        runtime = session.runtime
+        runtime.stream = True
+        return cls(runtime, session.pid, model_override=session.model)
+
+    # --- the process on screen ----------------------------------------------------------------
+
+    @property
+    def process_id(self) -> str | None:
+        return self.process.id if self.process is not None else self._pending_pid
+
+    @property
+    def bus(self) -> EventBus:
+        return self.runtime.bus
+
+    def subscribe(self, listener) -> None:
+        self.runtime.bus.subscribe(listener)
+
+    def open(self, pid: str | None = None) -> Process:
+        """Lock and load ``pid`` (default: the one the session chose); releases the previous one."""
+        pid = pid or self._pending_pid
+        if pid is None:
+            raise RuntimeError("no process to open")
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.runtime.store.lock(pid))  # ProcessLocked names the holder
+        try:
+            process = self.runtime.store.load(pid)
+        except BaseException:
+            stack.close()
+            raise
+        self.close()
+        self._lock, self.process, self._pending_pid = stack, process, pid
+        return process
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+        self._lock = None
+        if self.process is not None:
+            self._pending_pid = self.process.id
+        self.process = None
+
+    def new(self, recipe: str | None = None, model: str | None = None) -> Process:
+        """A new process, opened: the current recipe unless one is named; the current model unless
+        the named recipe sets its own."""
+        current = self.process
+        name = recipe or (current.recipe_name if current is not None else None) or "arthur"
+        if model is None:
+            model = self.model_override
+        if model is None and current is not None:
+            from vance_cli.config.recipes import load_recipe
+
+            # a recipe that names its own model gets it; otherwise the chat keeps its model
+            if recipe is None or not load_recipe(name, self.runtime.scopes).model:
+                model = current.model
+        process = self.runtime.new_process(name, model=model)
+        self.model_override = None
+        return self.open(process.id)
+
+    def resolve(self, prefix: str) -> str:
+        return self.runtime.store.resolve_id(prefix)
+
+    def set_model(self, name: str) -> str:
+        """Use ``name`` for the next turns of this process; fails before anything changes."""
+        resolved = self.runtime.settings.resolve_model(name)
+        self.runtime.model(resolved)
+        self.model_override = resolved
+        return resolved
+
+    def processes(self) -> list[Process]:
+        return self.runtime.store.list()[0]
+
+    def has_open_turn(self) -> bool:
+        process = self.process
+        return bool(process and (process.inbox or process.engine_params.get("turn", {}).get("open")))
+
+    def status(self) -> StatusInfo:
+        p = self.process
+        if p is None:
+            return StatusInfo(process_id=self._pending_pid or "")
+        u = p.usage
+        return StatusInfo(
+            process_id=p.id,
+            recipe=p.recipe_name or "",
+            model=self.model_override or p.model or "",
+            status=p.status.value,
+            calls=u.calls,
+            tokens=u.prompt_tokens + u.completion_tokens,
+            cost=u.cost,
+            running_since=self._turn_started,
+        )
+
+    # --- turns (called inside a worker) -------------------------------------------------------
+
+    async def prepare_model(self) -> None:
+        """Import the model's heavy client off the event loop (litellm costs seconds)."""
+        process = self.process
+        if process is None:
+            return
+        name = self.model_override or process.model
+        if not name:
+            return
+        model = self.runtime.model(self.runtime.settings.resolve_model(name))
+        prepare = getattr(model, "prepare", None)
+        if prepare is not None:
+            await asyncio.to_thread(prepare)
+
+    async def turn(self, text: str | None) -> None:
+        """Send ``text`` (None: only continue an open turn) and drive until the engine waits."""
+        process = self.process
+        if process is None:
+            raise RuntimeError("no process open")
+        if text is not None:
+            self.runtime.send(process, text, save=False)
+        self._turn_started = time.time()
+        try:
+            await self.prepare_model()
+            await self.runtime.drive(process, model_override=self.model_override)
+        finally:
+            self._turn_started = None
+            if self.model_override and process.model == self.model_override:
+                self.model_override = None  # drive() wrote it into the process
+
+    def emit(self, event: Event) -> None:
+        self.runtime.bus.emit(event)

@@ -1,0 +1,43 @@
+"""The small messages the app's workers and widgets post; widgets never call engines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from vance_cli.events import Event
+
+
+@dataclass
+class EngineEvent(Message):
+    """An event of the runtime's stream, carried into the app's message queue."""
+
+    event: Event
+
+
+@dataclass
+class TurnEnded(Message):
+    """A turn worker finished: ``error`` is the CLI's rendered error text, ``stopped`` a Ctrl+C."""
+
+    error: str | None = None
+    stopped: bool = False
+
+
+@dataclass
+class Submitted(Message):
+    """The person pressed Enter in the prompt (text may be empty: retry an open turn)."""
+
+    text: str
+
+
+@dataclass
+class QuitRequested(Message):
+    """Ctrl+D on an empty prompt."""
+
+
+@dataclass
+class AnswerSubmitted(Message):
+    """An answer to a run's pending question."""
+
+    text: str

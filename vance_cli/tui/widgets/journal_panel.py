@@ -1,0 +1,40 @@
+"""The journal of a Benjy or worker process, live from JournalEvent; Markdown entries appended.
+
+Only the newest ``max_entries`` stay on screen (the process file keeps the rest).
+"""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+
+from vance_cli.tui.widgets import tcss
+
+MAX_ENTRIES = 200
+
+
+class JournalPanel(VerticalScroll):
+    DEFAULT_CSS = tcss(__file__)
+
+    def __init__(self, *, title: str = "journal", max_entries: int = MAX_ENTRIES, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.border_title = title
+        self.max_entries = max_entries
+        self.texts: list[str] = []
+
+    def on_mount(self) -> None:
+        if not self.texts:
+            self.mount(Static("no journal entries yet", classes="journal-empty"))
+
+    def add_entry(self, text: str, level: str = "info", process_id: str | None = None) -> None:
+        self.texts.append(text)
+        for empty in self.query(".journal-empty"):
+            empty.remove()
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        entry = Markdown(text, classes=f"journal-entry -{level}")
+        self.mount(entry)
+        entries = list(self.query(".journal-entry"))
+        for old in entries[: max(0, len(entries) - self.max_entries)]:
+            old.remove()
+        if follow:
+            self.call_after_refresh(self.scroll_end, animate=False)

@@ -1,0 +1,29 @@
+"""One message of the transcript (the person's, or the engine's respond message) as Markdown."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Markdown, Static
+
+from vance_cli.tui.widgets import tcss
+
+
+class MessageView(Vertical, can_focus=True):
+    DEFAULT_CSS = tcss(__file__)
+    BINDINGS = [Binding("c", "copy", "Copy message")]
+
+    def __init__(self, text: str, role: str = "assistant", *, label: str | None = None) -> None:
+        super().__init__(classes=f"message -{role}")
+        self.text = text
+        self.role = role
+        self.label = label or ("you" if role == "user" else "vance")
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.label}  [@click=copy]⧉ copy[/]", classes="message-header", markup=True)
+        yield Markdown(self.text, classes="message-body")
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.text)
+        self.app.notify("message copied", timeout=2)
