@@ -93,7 +93,65 @@ def structure_brain(request: ChatRequest) -> Completion:
                   "_need": None})
 
 
-BRAINS = {"chat": chat_brain, "structure": structure_brain}
+BENJY_GOAL = "Write slugify(text) in slug.py: lowercase words joined by single dashes."
+CHECK_FILE = "check_slug.py"
+CHECK_SCRIPT = """from slug import slugify
+
+for text, want in [("Hello, World!", "hello-world"), ("  Vance -- the   console ", "vance-the-console")]:
+    got = slugify(text)
+    assert got == want, f"slugify({text!r}) == {got!r}, want {want!r}"
+print("slugify: 2 cases pass")
+"""
+# The first attempt forgets that runs of separators collapse into one dash; the check says so.
+SLUG_FIRST = """def slugify(text):
+    return "-".join(text.lower().replace(",", "").replace("!", "").split(" "))
+"""
+SLUG_FIXED = """import re
+
+
+def slugify(text):
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(words)
+"""
+
+
+def _stage(request: ChatRequest) -> str | None:
+    import re
+
+    for m in request.messages:
+        if m.role == "system":
+            found = re.search(r"You are the (\w+) stage of Benjy", m.content or "")
+            if found:
+                return found.group(1)
+    return None
+
+
+def benjy_brain(request: ChatRequest) -> Completion:
+    """Benjy's controller stages (recognised by their prompt) and its worker (by its tools)."""
+    stage = _stage(request)
+    if stage == "INTERPRET":
+        return _text({
+            "taskType": "coding",
+            "criteria": [{"text": f"`python {CHECK_FILE}` passes"}, {"text": "slugify collapses runs of separators"}],
+            "items": [{"title": "write slugify() in slug.py", "description": BENJY_GOAL, "criteria": [1, 2]}],
+        })
+    if stage == "EVALUATE":
+        return _text({"verdict": "pass", "reasons": ["the check passes and the code is small and clear"]})
+    if stage == "REFLECT":
+        return _text({"achieved": "yes", "gaps": []})
+    if stage == "ROUTE":
+        return _text({"op": "retry", "item": 1, "reason": "the check names the failing case; try again with it"})
+    if stage is not None:
+        return _text({})
+    # The worker: write the file, then report with respond.
+    first = next((m.content or "" for m in request.messages if m.role == "user"), "")
+    if request.messages[-1].role == "user":
+        retry = "previous attempt did not pass" in first
+        return _call("file_write", {"path": "slug.py", "content": SLUG_FIXED if retry else SLUG_FIRST})
+    return _call("respond", {"message": "slug.py is written.", "awaiting_user_input": False})
+
+
+BRAINS = {"chat": chat_brain, "structure": structure_brain, "benjy": benjy_brain}
 
 
 def demo_model(model: str):
@@ -142,12 +200,14 @@ class Demo:
         self.report = {"home": str(self.home), "workspace": str(workspace), "scripted": True}
         self.say("Vance demo · the model is SCRIPTED (no key, no network); engines, tools, process files are real.")
         self.say(f"state folder: {self.home}")
-        total = 3
+        total = 4
         self.heading(1, total, "chat: a tool call, and a misbehaving reply corrected")
         self.chat(workspace)
         self.heading(2, total, "structure: a reason loop, and an honest need-more-input")
         self.structure(workspace)
-        self.heading(3, total, "vance ps: what the demo made")
+        self.heading(3, total, "benjy: a coding run, a failed check, a retry that sees the error, DONE")
+        self.benjy()
+        self.heading(4, total, "vance ps: what the demo made")
         self.ps(workspace)
         self.outro()
         return self.report
@@ -205,13 +265,53 @@ class Demo:
             results.append({"status": result.status, "iterations": result.iterations, "data": result.data, "need": result.need})
         self.report["structure"] = results
 
+    def benjy(self) -> None:
+        import shlex
+        import sys
+
+        from vance_cli.runtime.benjy import BenjyService
+        from vance_cli.runtime.runner import Runtime
+
+        workspace = self.home / "benjy-workspace"
+        workspace.mkdir(parents=True, exist_ok=True)
+        (workspace / CHECK_FILE).write_text(CHECK_SCRIPT, encoding="utf-8")
+        scopes, settings = self.context(workspace)
+        runtime = Runtime(scopes, settings)
+        check = f"{shlex.quote(sys.executable)} {CHECK_FILE}"
+        service = BenjyService(runtime)
+        self.say(f'$ vance benjy run "{BENJY_GOAL}" --check "python {CHECK_FILE}"')
+        process, _ = service.start(BENJY_GOAL, workspace=workspace, check=check, model=DEMO_PREFIX + "benjy")
+        watch = None
+        if not self.json_out:
+            watch = runtime.bus.subscribe(BenjyNarrator(self.say))
+        try:
+            result = asyncio.run(service.run(process.id))
+        finally:
+            if watch is not None:
+                watch()
+        status = service.status(process.id)
+        failed = [e for item in result.state["items"] for e in item["evidence"] if e.startswith("check ") and "exit 0" not in e]
+        for line in failed:
+            self.say("  the failed check said: " + line.split(" — ", 1)[-1])
+        if result.synthesis and not self.json_out:
+            self.say(result.synthesis)
+        self.say(f"[{process.id} {result.status.value}] · workspace {workspace}")
+        self.report["benjy"] = {
+            "process": process.id, "status": result.status.value, "workspace": str(workspace),
+            "checks": status["counters"].get("checks"), "workerSpawns": status["counters"].get("workerSpawns"),
+            "todos": status["todos"], "failedChecks": failed,
+        }
+
     def ps(self, workspace: Path) -> None:
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = self.context(workspace)
+        from vance_cli.cli.procs import tree_order
+
         processes, _ = ProcessStore.for_scopes(scopes).list()
-        for p in processes:
-            self.say(f"{p.id}  {p.engine:<7} {p.recipe_name:<14} {p.status.value:<8} {p.title or ''}")
+        for p, depth in tree_order(processes):
+            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
+            self.say(f"{ident:<27} {p.engine:<7} {p.recipe_name:<16} {p.status.value:<8} {(p.title or '')[:40]}")
         self.report["processes"] = [{"id": p.id, "engine": p.engine, "status": p.status.value, "parent": p.parent}
                                     for p in processes]
 
@@ -219,8 +319,34 @@ class Demo:
         self.say("\nThat was a scripted model. The same with a real one:")
         self.say("  export VANCE_MODEL=openai/gpt-4.1-mini OPENAI_API_KEY=...   # or see: vance doctor")
         self.say(f'  vance chat -p "{CHAT_PROMPT}"')
-        self.say(f'  vance structure "{STRUCTURE_COMPLETE}" --schema contact')
+        self.say(f'  vance structure "{STRUCTURE_COMPLETE}" --schema examples/schemas/expense.json')
+        self.say(f'  vance benjy run "{BENJY_GOAL}" --check "python {CHECK_FILE}" --workspace DIR')
         self.say(f"Look at what the demo wrote: VANCE_HOME={self.home} vance ps")
+
+
+class BenjyNarrator:
+    """Benjy's journal headlines and todo changes as plain lines (the console shows them in panels)."""
+
+    def __init__(self, say) -> None:
+        self.say = say
+        self.last_todos: list[str] = []
+
+    def __call__(self, event) -> None:
+        from vance_cli.events import JournalEvent, TodosUpdated, ToolStarted
+
+        if isinstance(event, JournalEvent):
+            lines = [line.strip() for line in event.text.splitlines() if line.strip()]
+            if lines:
+                self.say("  journal: " + lines[0].strip("* ").replace("**", ""))
+
+        elif isinstance(event, TodosUpdated):
+            todos = [f"[{'x' if t.get('status') == 'done' else ' '}] {t.get('text')}" for t in event.todos]
+            if todos != self.last_todos:
+                self.last_todos = todos
+                for line in todos:
+                    self.say("  todo " + line)
+        elif isinstance(event, ToolStarted):
+            self.say(f"  worker · {event.name}")
 
 
 def default_home() -> Path:
