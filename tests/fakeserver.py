@@ -32,6 +32,9 @@ API (exact):
 - ``requests``: list of the parsed JSON request bodies, in arrival order (errors included);
   ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``).
 - ``pending``: how many queued replies are left. ``reset()`` clears the queue and ``requests``.
+- ``responder``: optional ``fn(request_body) -> {"text", "tool_calls", "usage"} | None`` that answers
+  when the queue is empty (a stateless scripted brain, e.g. tests/engines/benjy_brain.py); None from
+  it falls back to the default responder.
 
 Queued replies are consumed one per request, in order. When the queue is empty a default responder
 answers: if the request offers a ``respond`` tool, a single ``respond`` call with
@@ -121,6 +124,8 @@ class FakeOpenAIServer:
         self._counter = 0
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
+        self.responder: Any = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -236,6 +241,15 @@ class FakeOpenAIServer:
                 return self._queue.popleft()
             self._counter += 1
             counter = self._counter
+        if self.responder is not None:
+            spec = self.responder(body)
+            if spec is not None:
+                with self._lock:
+                    calls = []
+                    for item in spec.get("tool_calls") or []:
+                        self._counter += 1
+                        calls.append(_tool_call_dict(item, self._counter))
+                return _Reply(200, self._completion_body(spec.get("text"), calls, None, spec.get("usage")))
         echo = "echo: " + _last_user_text(body)
         tool_names = {
             (t.get("function") or {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)

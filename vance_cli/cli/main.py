@@ -47,6 +47,7 @@ COMMAND_MODULES = (
     "schemas_cmd",
     "doctor_cmd",
     "demo_cmd",
+    "benjy_cmd",
 )
 
 
