@@ -1,10 +1,8 @@
-"""The seam between the run screen and the Benjy engine (issue 8).
+"""Answering a Benjy run through its files (the watch view's answer box).
 
 ``answer_by_files`` answers a run that another vance drives (or that waits, BLOCKED, with no
-vance on it). Still to wire once a `vance benjy` command exists: ``vance benjy watch ID`` calls
-``vance_cli.tui.run_watch(ID)``; ``vance benjy run`` on a terminal passes a RunSource over
-``runtime/benjy.py``'s ``BenjyService`` (``run``/``answer`` with the bus subscribed,
-``request_stop`` as ``stop``) to ``VanceApp(run_source=...)``.
+vance on it). A run driven in this process is answered through ``BenjyService.answer`` instead
+(``benjy_source.BenjyRunSource``, `vance benjy run` on a terminal).
 """
 
 from __future__ import annotations
