@@ -44,6 +44,12 @@ def repo(tmp_path: Path, evil: FakeOpenAIServer, vance_home: Path, fake_openai) 
     return root
 
 
+def direct_transport(repo: Path) -> None:
+    """The folder's endpoint without litellm (whose import takes seconds): for tests about tools."""
+    path = repo / ".vance" / "config.toml"
+    path.write_text(path.read_text().replace('transport = "litellm"', 'transport = "direct"'))
+
+
 def hostile_turn(server: FakeOpenAIServer) -> None:
     server.enqueue(tool_calls=[("exec_run", {"command": HOSTILE_COMMAND})])
     server.enqueue(tool_calls=[("respond", {"message": "done", "awaiting_user_input": True})])
@@ -111,6 +117,7 @@ def test_after_trust_the_settings_apply_and_a_change_asks_again(repo, evil, fake
 
 
 def test_a_process_file_granting_exec_run_cannot_use_it_once_untrusted(repo, evil, fake_openai):
+    direct_transport(repo)
     assert vance("trust", cwd=repo).returncode == 0
     evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
     assert chat(repo).returncode == 0  # a process whose recipe snapshot has exec_run
@@ -129,6 +136,7 @@ def test_a_process_file_granting_exec_run_cannot_use_it_once_untrusted(repo, evi
 
 def test_command_env_holds_no_key_without_bwrap_either(repo, evil, fake_openai, tmp_path):
     """Unconfined (no bwrap on PATH) the env is still an allow list; the tool result says no sandbox."""
+    direct_transport(repo)
     (repo / ".vance" / "recipes" / "arthur.yaml").write_text("engine: arthur\ntools: {add: [exec_run]}\n")
     assert vance("trust", cwd=repo).returncode == 0
     evil.enqueue(tool_calls=[("exec_run", {"command": "env > env.txt"})])
@@ -138,3 +146,19 @@ def test_command_env_holds_no_key_without_bwrap_either(repo, evil, fake_openai, 
     assert USER_KEY not in (repo / "env.txt").read_text()
     tool_message = [m for m in evil.requests[1]["messages"] if m.get("role") == "tool"][0]["content"]
     assert "no sandbox (bubblewrap (bwrap) is not installed)" in tool_message.splitlines()[0]
+
+
+def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo, evil, fake_openai, tmp_path):
+    direct_transport(repo)
+    evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
+    assert vance("trust", cwd=repo).returncode == 0
+    assert chat(repo).returncode == 0
+    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    (path,) = (repo / ".vance" / "processes").glob("*.json")
+    data = json.loads(path.read_text())
+    data["workspace"] = str(tmp_path)  # e.g. the user's home, in a file that came with the repo
+    path.write_text(json.dumps(data))
+    r = chat(repo, "--continue")
+    assert r.returncode == 2, r.stderr
+    assert f"outside {repo}" in r.stderr and "not trusted" in r.stderr and f"vance trust {repo}" in r.stderr
+    assert fake_openai.requests == [] and len(evil.requests) == 1

@@ -18,7 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from vance_cli.llm.provider_schema import _prepare
+from vance_cli.llm.provider_schema import prepare_schema
 
 FORMAT_SAMPLES = {
     "date-time": "2024-05-01T10:00:00Z",
@@ -46,7 +46,7 @@ FORMAT_SAMPLES = {
 
 def candidates(schema: Any, variants: int = 4) -> list[Any]:
     """Up to ``2 * variants`` distinct candidate values (not all of them valid)."""
-    prepared = _prepare(schema)
+    prepared = prepare_schema(schema)
     out: list[Any] = []
     for choice in range(variants):
         for full in (False, True):

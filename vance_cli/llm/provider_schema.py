@@ -326,7 +326,7 @@ def _subschemas(node: dict[str, Any]):
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     body: Any  # the root schema without its definitions; refs rewritten
     defs: dict[str, Any]  # name → schema (refs rewritten)
     unresolved: list[str]  # refs that point outside the schema (kept as they are)
@@ -342,10 +342,10 @@ def _def_name(ref: str, taken: set[str]) -> str:
     return name
 
 
-_PREPARED: dict[int, tuple[Any, _Prepared]] = {}
+_PREPARED: dict[int, tuple[Any, Prepared]] = {}
 
 
-def _prepare(schema: Any) -> _Prepared:
+def prepare_schema(schema: Any) -> Prepared:
     """The 2020-12 form of ``schema`` with its definitions hoisted and refs normalised.
 
     Remembered for the last few schema objects (by identity; the entry holds the object, so its
@@ -362,12 +362,12 @@ def _prepare(schema: Any) -> _Prepared:
     return prepared
 
 
-def _prepare_uncached(schema: Any) -> _Prepared:
+def _prepare_uncached(schema: Any) -> Prepared:
     from vance_cli.llm.dialects import upgrade
 
     root = upgrade(schema)
     if not isinstance(root, dict):
-        return _Prepared(body=root, defs={}, unresolved=[])
+        return Prepared(body=root, defs={}, unresolved=[])
 
     # Names for the root's own definitions first, so refs keep their readable names.
     target_name: dict[int, str] = {id(root): "#"}
@@ -415,7 +415,7 @@ def _prepare_uncached(schema: Any) -> _Prepared:
 
     body = rewrite(root)
     defs = {name: rewrite(sub) for name, sub in originals.items()}
-    return _Prepared(body=body, defs=defs, unresolved=list(dict.fromkeys(unresolved)))
+    return Prepared(body=body, defs=defs, unresolved=list(dict.fromkeys(unresolved)))
 
 
 def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> None:
@@ -512,7 +512,7 @@ def _object_structure(node: dict[str, Any]) -> bool:
 
 
 class _Transformer:
-    def __init__(self, rules: FamilyRules, strict: bool, prepared: _Prepared, *, inline_annotated: bool = True) -> None:
+    def __init__(self, rules: FamilyRules, strict: bool, prepared: Prepared, *, inline_annotated: bool = True) -> None:
         self.rules = rules
         self.strict = strict
         self.prepared = prepared
@@ -540,7 +540,8 @@ class _Transformer:
     def summary(self) -> list[str]:
         lines = list(self.downgrades)
         if self.closed:
-            shown = ", ".join(self.closed[:8]) + (f" and {len(self.closed) - 8} more" if len(self.closed) > 8 else "")
+            closed = sorted(dict.fromkeys(self.closed), key=lambda p: (p != "(root)", p))
+            shown = ", ".join(closed[:8]) + (f" and {len(closed) - 8} more" if len(closed) > 8 else "")
             lines.append(f"{shown}: additionalProperties set to false (keys the schema does not declare are not produced)")
         return lines
 
@@ -763,6 +764,14 @@ class _Transformer:
             node["type"] = types[0]
         if types:
             node = _prune_for_types(node, types)
+            if isinstance(node.get("enum"), list):
+                # type and enum both apply: only the values of an allowed type can occur.
+                fitting = [v for v in node["enum"] if _json_type(v) in types or (_json_type(v) == "integer" and "number" in types)]
+                if len(fitting) != len(node["enum"]):
+                    node = {**node, "enum": fitting} if fitting else {k: v for k, v in node.items() if k != "enum"}
+            if self.rules.single_types and "enum" in node and {"object", "array"} & set(types):
+                node = {k: v for k, v in node.items() if k != "enum"}
+                self.lost(parts, "enum of objects or arrays")
 
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in _ASSERTING}
@@ -1053,6 +1062,52 @@ def _refs_in(node: Any) -> set[str]:
     return found
 
 
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_LIST = ("allOf", "anyOf", "oneOf")
+
+
+def in_place_cycle(schema: Any) -> str | None:
+    """A `$ref` chain that comes back to where it started without descending into the value
+    (e.g. ``{"not": {"$ref": "#"}}``): validating against it never ends. Returns one ref of it."""
+    prepared = prepare_schema(schema)
+    graph: dict[str, set[str]] = {}
+    for name, node in [("#", prepared.body), *((f"#/$defs/{n}", d) for n, d in prepared.defs.items())]:
+        refs: set[str] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, dict):
+                continue
+            if isinstance(n.get("$ref"), str):
+                refs.add(n["$ref"])
+            stack.extend(n[k] for k in _IN_PLACE_ONE if k in n)
+            for k in _IN_PLACE_LIST:
+                if isinstance(n.get(k), list):
+                    stack.extend(n[k])
+            if isinstance(n.get("dependentSchemas"), dict):
+                stack.extend(n["dependentSchemas"].values())
+        graph[name] = refs
+    state: dict[str, int] = {}
+    used = ["#", *(f"#/$defs/{n}" for n in _reachable(prepared.body, prepared.defs))]
+    for start in used:
+        if state.get(start):
+            continue
+        path = [(start, iter(sorted(graph[start])))]
+        state[start] = 1
+        while path:
+            n, it = path[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[n] = 2
+                path.pop()
+            elif nxt in graph and state.get(nxt) == 1:
+                return nxt
+            elif nxt in graph and not state.get(nxt):
+                state[nxt] = 1
+                path.append((nxt, iter(sorted(graph[nxt]))))
+    return None
+
+
 def _def_of(ref: str) -> str | None:
     return ref[len("#/$defs/") :] if ref.startswith("#/$defs/") else None
 
@@ -1271,7 +1326,7 @@ def _without_enums(node: Any, drop: set[int]) -> Any:
 # The plan.
 
 
-def _transform(prepared: _Prepared, rules: FamilyRules, strict: bool, *, inline_annotated: bool = True) -> tuple[Any, dict[str, Any], _Transformer]:
+def _transform(prepared: Prepared, rules: FamilyRules, strict: bool, *, inline_annotated: bool = True) -> tuple[Any, dict[str, Any], _Transformer]:
     t = _Transformer(rules, strict, prepared, inline_annotated=inline_annotated)
     body = t.walk(prepared.body, (), ("#",))
     defs: dict[str, Any] = {}
@@ -1374,7 +1429,7 @@ def build_plan(
                 provider["$defs"] = defs
         return _plan(provider, False, envelope, [], False, rules, name)
 
-    prepared = _prepare(schema)
+    prepared = prepare_schema(schema)
     want_strict = bool(require_strict and capabilities.strict_json_schema)
     downgrades: list[str] = []
     if want_strict:
@@ -1456,7 +1511,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     from vance_cli.llm.reasons import make_validator
 
     del validator  # the caller's validator knows the caller's refs; these are the prepared ones
-    prepared = _prepare(schema)
+    prepared = prepare_schema(schema)
     defs = prepared.defs
     to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
     check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}
