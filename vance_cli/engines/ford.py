@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vance_cli.config.recipes import Recipe
+from vance_cli.engines.stream_view import StreamView
 from vance_cli.events import (
     EventBus,
     JournalEvent,
@@ -42,7 +43,6 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
-from vance_cli.engines.stream_view import StreamView
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
 from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status

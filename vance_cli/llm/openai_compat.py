@@ -31,8 +31,8 @@ from vance_cli.llm.base import (
     wire_messages,
 )
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
-from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import (
     Announce,

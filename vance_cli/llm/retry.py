@@ -193,7 +193,7 @@ async def with_transport_retries(
             remaining = max_total - spent()
             try:
                 return await asyncio.wait_for(fn(), timeout=max(remaining, 0.001))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 budget_spent = True
                 last = TransportError(
                     f"{describe + ': ' if describe else ''}no answer within the {max_total:g}s budget of the whole call",

@@ -324,7 +324,9 @@ class BenjyEngine:
         return ControllerAnswer(
             status="ok" if result.status == "ok" else "stale",
             data=result.data,
-            errors=list(result.errors) or ([f"need-more-input: {result.need}"] if result.need else []),
+            errors=list(result.errors)
+            or ([f"need-more-input: {result.need}"] if result.need else [])
+            or ([f"refused: the model declined to answer: {result.refusal}"] if result.refusal else []),
             tokens=usage.total_tokens,
             calls=usage.calls,
         )
