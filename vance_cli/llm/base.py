@@ -192,7 +192,8 @@ class Completion(BaseModel):
             content=self.text,
             tool_calls=list(self.tool_calls),
             extras=dict(self.extras),
-            extras_from=self.extras_from if self.extras else None,
+            # A call's own extras (Gemini's signature on the call) count: they go back only with a source.
+            extras_from=self.extras_from if self.extras or any(c.extra for c in self.tool_calls) else None,
         )
 
 
