@@ -25,20 +25,21 @@ from vance_cli.store.process import Status
 
 CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
 
-# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 21 times,
+# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 15 times,
 # save.ford 18, the spawn points 3, the controller 5, the check 3 and each delivery point 3.
 CASES = [
-    ("save.benjy", 1),  # the goal taken in
-    ("save.benjy", 2),  # interpreted: items and DO tasks queued
-    ("save.benjy", 3),  # DO #1 recorded (worker id saved, not spawned yet... or just spawned)
+    ("save.benjy", 1),  # goal taken in and interpreted (saved before the first spawn... or at it)
+    ("save.benjy", 2),
+    ("save.benjy", 3),
     ("save.benjy", 5),
-    ("save.benjy", 11),  # item 2's failed check routed
-    ("save.benjy", 17),
-    ("save.benjy", 20),  # DONE written, todos cleared
+    ("save.benjy", 8),  # around item 2's failed check and its route
+    ("save.benjy", 11),
+    ("save.benjy", 13),
+    ("save.benjy", 15),  # DONE written, todos cleared
     ("save.ford", 1),  # a worker's turn opened
     ("save.ford", 2),  # its tool call recorded, not run
     ("save.ford", 3),  # its tool result saved
-    ("benjy.before_spawn", 1),
+    ("benjy.before_spawn", 1),  # the worker's id saved, its file not written
     ("benjy.before_spawn", 3),  # the retry worker of item 2
     ("benjy.after_spawn", 2),
     ("benjy.before_check", 2),

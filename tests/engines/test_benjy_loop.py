@@ -157,7 +157,7 @@ def test_a_worker_recorded_but_never_spawned_is_spawned_on_resume_with_its_id(tm
 def test_a_stop_request_suspends_at_a_safe_point_and_resume_finishes(tmp_path):
     h = Harness(tmp_path, Brain(items=2))
     pid = h.start()
-    h.rt.bus.subscribe(lambda e: h.svc.request_stop() if isinstance(e, JournalEvent) and "**INTERPRET:**" in e.text else None)
+    h.rt.bus.subscribe(lambda e: h.svc.request_stop() if isinstance(e, JournalEvent) and "**GOAL:**" in e.text else None)
     process = h.run(pid)
     assert process.status == Status.SUSPENDED and h.children(pid) == []
     h.svc = BenjyService(h.rt)
@@ -197,3 +197,23 @@ def test_an_invalid_config_fails_fast_at_the_first_loop_entry(tmp_path):
     failed = h.rt.store.load(pid)
     assert failed.status == Status.FAILED and "invalid Benjy config" in failed.status_reason
     assert h.model.requests == []
+
+
+def test_the_journal_moves_to_archive_files_so_the_process_file_stays_bounded(tmp_path, monkeypatch):
+    from vance_cli.engines.benjy import engine
+
+    monkeypatch.setattr(engine, "JOURNAL_CHUNK", 6)
+    h = Harness(tmp_path, Brain(items=6))
+    pid = h.start(check=None)
+    process = h.run(pid)
+    assert process.status == Status.DONE
+    live = [m for m in process.history if m.meta.get("kind") == "journal" and "seq" in m.meta]
+    notes = [m for m in process.history if m.meta.get("archived")]
+    assert len(live) <= 12 and notes
+    folder = h.rt.store.path(pid).with_suffix(".journal")
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"{a:06d}-{a + 5:06d}.md" for a in range(1, 6 * len(files), 6)]
+    archived = [block for f in files for block in f.read_text().strip().split("\n\n---\n\n")]
+    # archive + history = every entry once, in order
+    assert archived + [m.content for m in live] == [e.text for e in h.events if isinstance(e, JournalEvent) and e.process_id == pid]
+    assert all(str(folder) in n.content for n in notes)

@@ -161,6 +161,7 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
+                extra={"host": host} if host is not None else {},  # delegation tools reach the scheduler
             ),
             stream=self.stream,
             extra={"host": host} if host is not None else {},
