@@ -119,8 +119,10 @@ def resume_cmd(
 
     service = _service(json_out)
     pid = service.runtime.store.resolve_id(pid)
-    done = service.runtime.store.load(pid)
-    if done.status.value == "DONE":  # finished (perhaps killed right after): show the report again
+    if service.runtime.store.load(pid).status.value == "DONE":  # finished (perhaps killed right after)
+        import asyncio
+
+        done = asyncio.run(service.run(pid)).process  # closes a worker a crash left unclosed
         report = RunResult(done).synthesis or ""
         if json_out:
             emit_json({"type": "message", "process_id": pid, "text": report, "awaiting_user_input": False})

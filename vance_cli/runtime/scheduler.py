@@ -13,6 +13,11 @@ The scheduler finishes pending deliveries before it runs anything, so after a cr
 and 2 the parent cannot have consumed the item yet: it is still in the inbox, step 1 is skipped
 and step 2 is done. A crash before 1 repeats 1. A crash after 2 leaves nothing to do.
 
+Benjy needs neither save of the parent: it records the worker it waits on in its own state and
+stops waiting in the same save that consumes the reply, so the item goes into its inbox in memory,
+Benjy runs, and the worker is closed once Benjy no longer waits on it (after a crash before
+Benjy's save the reply is simply delivered again; after it, the worker is only closed).
+
 A worker (spawned by Benjy: ``engine_params["worker"]``) is closed on delivery. Any other child
 that asked a question (BLOCKED) stays open: a message to it (``process_steer``) runs it again, and
 its next end is delivered under the next id (``child-<id>-<n>``, n = deliveries so far).
@@ -32,7 +37,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vance_cli.engines import has_work, waiting_on
+from vance_cli.engines import awaits_workers, has_work, waiting_on
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
@@ -43,7 +48,7 @@ from vance_cli.store.process import InboxItem, Process, Status
 DELIVERY_KEY = "delivery"
 DELIVERIES_KEY = "deliveries"  # how many times this child's end was delivered
 CHILDREN_KEY = "children"  # a parent's undelivered children
-WORKER_KEY = "worker"  # a worker is closed once its end is delivered
+WORKER_KEY = "worker"  # spawned by a parent that waits on it (Benjy); closed once its end is taken in
 
 
 def delivery_id(child_id: str, n: int = 0) -> str:
@@ -328,11 +333,25 @@ class Scheduler:
             self.deliver(parent, child)
 
     def deliver(self, parent: Process, child: Process) -> None:
-        """Put ``child``'s outcome into ``parent``'s inbox exactly once, then close (or mark) the child."""
+        """Put ``child``'s outcome into ``parent``'s inbox exactly once, then close (or mark) the child.
+
+        A worker whose parent waits on it (Benjy's in-flight worker) needs no save here: the
+        parent's own state says whether it took the reply in (it stops waiting in the same save
+        that consumes the item). So the item goes into the parent's inbox in memory; the parent
+        runs; once it no longer waits, the worker is closed. A crash before the parent's save
+        delivers again from the start; after it, the worker is only closed.
+        """
         outcome = child_outcome(child)
         count = int(child.engine_params.get(DELIVERIES_KEY) or 0)
         key = delivery_id(child.id, count)
-        if not any(item.id == key for item in parent.inbox):
+        tracked = awaits_workers(parent)  # the parent's state records the worker it waits on
+        if tracked and waiting_on(parent) == child.id:
+            if not any(item.id == key for item in parent.inbox):
+                parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
+            return
+        if tracked:
+            crashpoint("deliver.taken_in")  # a worker its parent took in already: only closing it is left
+        elif not any(item.id == key for item in parent.inbox):
             parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
             self._save(parent)
             crashpoint("deliver.parent_saved")

@@ -42,7 +42,7 @@ from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.runtime.scheduler import CHILDREN_KEY
 from vance_cli.store.process import Process, Status, Todo, new_process_id
 
-JOURNAL_CHUNK = 100  # journal entries per archive file (the history keeps up to twice that)
+JOURNAL_CHUNK = 50  # journal entries per archive file (the history keeps up to twice that)
 OPTIONS_KEY = "benjyOptions"  # run options from the CLI: check, allowExec, criteriaFiles
 RECIPES_KEY = "benjyRecipes"  # snapshots of the recipes the run config names
 STAGE_SCHEMAS = {"interpret": "benjy-interpret", "evaluate": "benjy-evaluate", "reflect": "benjy-reflect", "route": "benjy-route"}
@@ -86,10 +86,11 @@ class BenjyEngine:
         self.host = deps.extra.get("host")
         self._outbox: list = []
         self.cfg: RunConfig | None = None
-        # Transitions with nothing outside the process file to follow them (inbox items taken
-        # in, CLOSE, a mechanical route) wait for the next save: the one before a model call, a
-        # check, a spawn or a stop. Their events wait with them, so nothing is shown before it
-        # is on disk; a crash repeats them from their inputs, which are on disk.
+        # Transitions with no effect outside the process file wait for the next save: the one
+        # before a check command, a spawn, a question or the end of the run. Their events wait
+        # with them, so nothing is shown before it is on disk; a crash repeats them from their
+        # inputs, which are on disk (a controller call since the last save runs again: it
+        # changes nothing outside, it only costs its tokens once more).
         self._dirty = False
 
     # --- events --------------------------------------------------------------------------------
@@ -168,8 +169,8 @@ class BenjyEngine:
             if process.status != Status.RUNNING:
                 self._set_status(process, Status.RUNNING)
             task = state.queue[0]
-            if task.type in ("INTERPRET", "EVALUATE", "REFLECT", "ROUTE", "CHECK"):
-                self._flush(process)  # what led here is on disk before a model call or a command
+            if task.type == "CHECK":
+                self._flush(process)  # what led here is on disk before the command runs
             inp = await self._perform(process, state, task)
             try:
                 outcome = step(state, task, inp, self._ctx())
@@ -304,13 +305,12 @@ class BenjyEngine:
         changed = [b for a, b in zip(old.items, new.items) if a is not b] + new.items[len(old.items):]
         if not changed:
             return
-        where = {t.id: i for i, t in enumerate(process.todos)}
         todos = list(process.todos)
         gone: set[int] = set()
         dirty = False
         for item in changed:
             entry = render.todo_of(item)
-            pos = where.get(str(item.id))
+            pos = _todo_position(todos, item.id)
             if entry is None:
                 if pos is not None:
                     gone.add(pos)
@@ -443,6 +443,20 @@ class BenjyEngine:
             return []
 
         return check
+
+
+def _todo_position(todos: list[Todo], item_id: int) -> int | None:
+    """Where item ``item_id``'s todo is: todos follow the item order (ids 1, 2, ...) minus the
+    dropped items, so it is at ``item_id - 1`` or a little before; O(1) without drops."""
+    i = min(item_id - 1, len(todos) - 1)
+    while i >= 0:
+        current = int(todos[i].id)
+        if current == item_id:
+            return i
+        if current < item_id:
+            return None
+        i -= 1
+    return None
 
 
 def resolve_criteria(recipe: Any, options: dict[str, Any], workspace: Path) -> list[str]:

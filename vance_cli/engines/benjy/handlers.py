@@ -353,6 +353,7 @@ def on_close(st: _Step, task: Task, _inp: Any) -> None:
     # a finished item keeps what the report shows: the state must not grow faster than needed
     done.evidence = done.evidence[-2:]
     done.summary = None  # the worker's words are in its own process and in the evidence line
+    done.description = ""  # so is the item's description (the worker's first message)
     done.lastError = None
     st.record(f"CLOSE #{item.id}: done")
 
