@@ -176,7 +176,8 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                extra={"recipe_exec": recipe_exec},
+                # recipe exec settings for exec_run; the host lets delegation tools reach the scheduler
+                extra={"recipe_exec": recipe_exec, **({"host": host} if host is not None else {})},
             ),
             stream=self.stream,
             extra=engine_extra,
