@@ -113,8 +113,23 @@ def resume_cmd(
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
 ) -> None:
     """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
+    from vance_cli.cli.common import emit_json, err
+    from vance_cli.runtime.benjy import RunResult
+    from vance_cli.sanitize import for_terminal
+
     service = _service(json_out)
     pid = service.runtime.store.resolve_id(pid)
+    if service.runtime.store.load(pid).status.value == "DONE":  # finished (perhaps killed right after)
+        import asyncio
+
+        done = asyncio.run(service.run(pid)).process  # closes a worker a crash left unclosed
+        report = RunResult(done).synthesis or ""
+        if json_out:
+            emit_json({"type": "message", "process_id": pid, "text": report, "awaiting_user_input": False})
+        else:
+            err(f"process {pid} is already DONE; its report:")
+            typer.echo(for_terminal(report))
+        raise typer.Exit(0)
     _subscribe(service, pid, json_out)
     raise typer.Exit(_drive(service, pid, lambda: service.run(pid), json_out))
 

@@ -330,6 +330,7 @@ class Prepared:
     body: Any  # the root schema without its definitions; refs rewritten
     defs: dict[str, Any]  # name → schema (refs rewritten)
     unresolved: list[str]  # refs that point outside the schema (kept as they are)
+    check_defs: dict[str, Any] | None = None  # strip_injected_nulls' validation root, made once
 
 
 def _def_name(ref: str, taken: set[str]) -> str:
@@ -1552,8 +1553,10 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     prepared = prepare_schema(schema)
     defs = prepared.defs
     to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
-    check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}
-    check_defs[TARGET_DEF] = _rewrite_refs(prepared.body, to_root)
+    if prepared.check_defs is None:
+        prepared.check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}
+        prepared.check_defs[TARGET_DEF] = _rewrite_refs(prepared.body, to_root)
+    check_defs = prepared.check_defs
     validators: dict[int, Any] = {}
 
     def target(ref: str) -> Any:

@@ -30,8 +30,12 @@ Announce = Callable[[str], None]
 
 
 def announce_on_stderr(text: str) -> None:
-    """The default retry announcer: one line on stderr (stdout is for results)."""
-    sys.stderr.write(f"vance: {text}\n")
+    """The default retry announcer: one line on stderr (stdout is for results).
+
+    The line quotes the server's error text: control sequences are stripped (sanitize.py)."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stderr.write(for_terminal(f"vance: {text}") + "\n")
     sys.stderr.flush()
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})

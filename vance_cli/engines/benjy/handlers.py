@@ -349,7 +349,12 @@ def on_close(st: _Step, task: Task, _inp: Any) -> None:
     if item is None or item.status in TERMINAL_ITEM:
         st.record(f"CLOSE #{task.item}: nothing to close")
         return
-    s.set_item_status(item.id, "done")
+    done = s.set_item_status(item.id, "done")
+    # a finished item keeps what the report shows: the state must not grow faster than needed
+    done.evidence = done.evidence[-2:]
+    done.summary = None  # the worker's words are in its own process and in the evidence line
+    done.description = ""  # so is the item's description (the worker's first message)
+    done.lastError = None
     st.record(f"CLOSE #{item.id}: done")
 
 
