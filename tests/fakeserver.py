@@ -28,9 +28,11 @@ API (exact):
   ``cut_after`` (a chunk count) closes a stream after that many chunks, without ``[DONE]``.
 - ``enqueue_error(status, body=None, headers=None)``: queue an HTTP error; ``body`` is a dict (sent
   as JSON) or a string; default ``{"error": {"message": "fake error <status>", ...}}``.
-- ``enqueue_raw(body: dict)``: queue a 200 response with exactly this JSON body.
+- ``enqueue_raw(body, status=200, headers=None, delay=0.0)``: queue a response with exactly this JSON
+  body (a recorded provider body, say), whatever route the request came in on.
 - ``requests``: list of the parsed JSON request bodies, in arrival order (errors included);
-  ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``).
+  ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``);
+  ``paths``: the matching request paths (query string included).
 - ``pending``: how many queued replies are left. ``reset()`` clears the queue and ``requests``.
 - ``responder``: optional ``fn(request_body) -> {"text", "tool_calls", "usage"} | None`` that answers
   when the queue is empty (a stateless scripted brain, e.g. tests/engines/benjy_brain.py); None from
@@ -42,7 +44,14 @@ answers: if the request offers a ``respond`` tool, a single ``respond`` call wit
 ``"echo: <last user message>"``. That makes the server usable for benchmarks and the CLI smoke test
 without scripting.
 
-Routes: ``POST /v1/chat/completions`` (also ``/chat/completions``), ``GET /v1/models``. A request
+Routes: ``POST /v1/chat/completions`` (also ``/chat/completions``), ``GET /v1/models``, and two
+native provider routes so litellm's own providers can be served too: Anthropic's
+``POST .../v1/messages`` and Gemini's ``POST .../models/<model>:generateContent``. On those,
+``enqueue`` replies and the default responder are translated into that provider's response shape
+(``enqueue_raw`` bodies never are), and the provider's documented request checks are applied:
+Anthropic answers 400 "text content blocks must be non-empty" and Gemini 400 "empty text
+parameter" for a request with an empty text part, with the error bodies those APIs send (sources
+in tests/replay/SOURCES.md). ``url_root`` (``http://127.0.0.1:<port>``) is the base without /v1. A request
 with ``"stream": true`` gets server-sent events (role chunk, content deltas, tool call deltas, a
 finish chunk, a usage chunk when ``stream_options.include_usage``, then ``data: [DONE]``); queued
 errors are sent as plain HTTP errors either way.
@@ -56,6 +65,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
 import socket
 import threading
 import time
@@ -86,13 +96,132 @@ def _tool_call_dict(item: Any, index: int) -> dict[str, Any]:
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
-    for message in reversed(body.get("messages") or []):
+    """The last user text of an OpenAI, Anthropic (``messages``) or Gemini (``contents``) request."""
+    for message in reversed(body.get("messages") or body.get("contents") or []):
         if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, list):  # content parts
-                return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            content = message.get("content", message.get("parts"))
+            if isinstance(content, list):  # content parts / blocks
+                texts = [p.get("text", "") for p in content if isinstance(p, dict) and "text" in p]
+                if not texts:
+                    continue  # an Anthropic tool_result / Gemini functionResponse turn
+                return " ".join(texts)
             return content or ""
     return ""
+
+
+def _tool_names(body: dict[str, Any]) -> set[str]:
+    """Tool names offered by an OpenAI, Anthropic or Gemini request."""
+    names: set[str] = set()
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if "function" in tool:
+            names.add((tool.get("function") or {}).get("name"))
+        elif "name" in tool:  # Anthropic
+            names.add(tool["name"])
+        for decl in tool.get("functionDeclarations") or tool.get("function_declarations") or []:  # Gemini
+            names.add(decl.get("name"))
+    return names
+
+
+# --- native provider routes ------------------------------------------------------------------
+
+# Error bodies as the providers send them (sources: tests/replay/SOURCES.md).
+ANTHROPIC_EMPTY_TEXT = {
+    "type": "error",
+    "error": {"type": "invalid_request_error", "message": "messages: text content blocks must be non-empty"},
+}
+GEMINI_EMPTY_TEXT = {
+    "error": {
+        "code": 400,
+        "message": (
+            "Unable to submit request because it has an empty text parameter. Add a value to the parameter and "
+            "try again. Learn more: https://cloud.google.com/vertex-ai/generative-ai/docs/model-reference/gemini"
+        ),
+        "status": "INVALID_ARGUMENT",
+    }
+}
+
+_GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
+
+
+def route_of(path: str) -> str | None:
+    """"openai", "anthropic" or "gemini" for a request path; None for an unknown route."""
+    bare = path.split("?")[0].rstrip("/")
+    if bare in ("/v1/chat/completions", "/chat/completions") or bare.endswith("/chat/completions"):
+        return "openai"
+    if bare.endswith("/v1/messages"):
+        return "anthropic"
+    if _GEMINI_PATH.search(bare):
+        return "gemini"
+    return None
+
+
+def provider_check(route: str, body: dict[str, Any]) -> _Reply | None:
+    """The provider's own rejection of ``body`` (empty text parts), or None when it would accept it."""
+    if route == "anthropic":
+        for message in body.get("messages") or []:
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            if not blocks or any(b.get("type") == "text" and not b.get("text") for b in blocks if isinstance(b, dict)):
+                return _Reply(400, ANTHROPIC_EMPTY_TEXT)
+    if route == "gemini":
+        for content in body.get("contents") or []:
+            for part in content.get("parts") or []:
+                if isinstance(part, dict) and "text" in part and not part["text"]:
+                    return _Reply(400, GEMINI_EMPTY_TEXT)
+    return None
+
+
+_ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_GEMINI_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+
+
+def translate(route: str, body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat-completion body in the ``route`` provider's native response shape."""
+    if route == "openai":
+        return body
+    choice = (body.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    usage = body.get("usage") or {}
+    calls = message.get("tool_calls") or []
+    finish = choice.get("finish_reason") or "stop"
+    if route == "anthropic":
+        content: list[dict[str, Any]] = []
+        if message.get("content"):
+            content.append({"type": "text", "text": message["content"]})
+        for call in calls:
+            function = call["function"]
+            content.append({"type": "tool_use", "id": call["id"].replace("call_", "toolu_"), "name": function["name"],
+                            "input": _json_or_raw(function["arguments"])})
+        return {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model", "fake-model"),
+            "content": content, "stop_reason": _ANTHROPIC_STOP.get(finish, "end_turn"), "stop_sequence": None,
+            "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+        }
+    parts: list[dict[str, Any]] = []
+    if message.get("content"):
+        parts.append({"text": message["content"]})
+    for call in calls:
+        function = call["function"]
+        parts.append({"functionCall": {"name": function["name"], "args": _json_or_raw(function["arguments"])}})
+    return {
+        "candidates": [{"content": {"parts": parts, "role": "model"}, "finishReason": _GEMINI_FINISH.get(finish, "STOP"),
+                        "index": 0}],
+        "usageMetadata": {"promptTokenCount": usage.get("prompt_tokens", 0),
+                          "candidatesTokenCount": usage.get("completion_tokens", 0),
+                          "totalTokenCount": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)},
+        "modelVersion": body.get("model", "fake-model"),
+    }
+
+
+def _json_or_raw(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.loads(arguments)
+    except json.JSONDecodeError:
+        return {"_raw": arguments}
 
 
 class _Reply:
@@ -106,6 +235,8 @@ class _Reply:
         delay: float = 0.0,
         chunk_delay: float = 0.0,
         cut_after: int | None = None,
+        *,
+        generic: bool = False,
     ) -> None:
         self.status = status
         self.body = body
@@ -113,6 +244,9 @@ class _Reply:
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.cut_after = cut_after
+        # An OpenAI-shaped reply made by enqueue() or the default responder: translated into the
+        # native shape when the request came in on the Anthropic or Gemini route.
+        self.generic = generic
 
 
 class FakeOpenAIServer:
@@ -124,6 +258,7 @@ class FakeOpenAIServer:
         self._counter = 0
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
         self.responder: Any = None
         self._httpd: ThreadingHTTPServer | None = None
@@ -163,6 +298,10 @@ class FakeOpenAIServer:
     def url(self) -> str:
         return f"http://{self._host}:{self.port}/v1"
 
+    @property
+    def url_root(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
     # -- scripting -------------------------------------------------------------------------------
 
     def enqueue(
@@ -182,7 +321,7 @@ class FakeOpenAIServer:
                 self._counter += 1
                 calls.append(_tool_call_dict(item, self._counter))
         body = self._completion_body(text, calls, finish_reason, usage)
-        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after))
+        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after, generic=True))
 
     def enqueue_error(
         self, status: int, body: Any = None, headers: dict[str, str] | None = None, *, delay: float = 0.0
@@ -191,8 +330,10 @@ class FakeOpenAIServer:
             body = {"error": {"message": f"fake error {status}", "type": "fake_error", "code": status}}
         self._push(_Reply(status, body, headers, delay=delay))
 
-    def enqueue_raw(self, body: dict[str, Any]) -> None:
-        self._push(_Reply(200, body))
+    def enqueue_raw(
+        self, body: Any, status: int = 200, headers: dict[str, str] | None = None, *, delay: float = 0.0
+    ) -> None:
+        self._push(_Reply(status, body, headers, delay=delay))
 
     @property
     def pending(self) -> int:
@@ -204,6 +345,7 @@ class FakeOpenAIServer:
             self._queue.clear()
             self.requests.clear()
             self.request_headers.clear()
+            self.paths.clear()
 
     def _push(self, reply: _Reply) -> None:
         with self._lock:
@@ -233,10 +375,15 @@ class FakeOpenAIServer:
             "usage": usage,
         }
 
-    def _next_reply(self, body: dict[str, Any], headers: dict[str, str]) -> _Reply:
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str], path: str = "/v1/chat/completions") -> _Reply:
         with self._lock:
             self.requests.append(body)
             self.request_headers.append(headers)
+            self.paths.append(path)
+            # The provider's own checks come first: a rejected request consumes no queued reply.
+            rejected = provider_check(route_of(path) or "openai", body)
+            if rejected is not None:
+                return rejected
             if self._queue:
                 return self._queue.popleft()
             self._counter += 1
@@ -249,15 +396,12 @@ class FakeOpenAIServer:
                     for item in spec.get("tool_calls") or []:
                         self._counter += 1
                         calls.append(_tool_call_dict(item, self._counter))
-                return _Reply(200, self._completion_body(spec.get("text"), calls, None, spec.get("usage")))
+                return _Reply(200, self._completion_body(spec.get("text"), calls, None, spec.get("usage")), generic=True)
         echo = "echo: " + _last_user_text(body)
-        tool_names = {
-            (t.get("function") or {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)
-        }
-        if "respond" in tool_names:
+        if "respond" in _tool_names(body):
             call = _tool_call_dict(("respond", {"message": echo, "awaiting_user_input": True}), counter)
-            return _Reply(200, self._completion_body(None, [call], None, None))
-        return _Reply(200, self._completion_body(echo, [], None, None))
+            return _Reply(200, self._completion_body(None, [call], None, None), generic=True)
+        return _Reply(200, self._completion_body(echo, [], None, None), generic=True)
 
 
 def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
@@ -271,6 +415,13 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    for key in ("reasoning_content", "refusal"):  # text fields stream in pieces, like content
+        value = message.get(key) or ""
+        for start in range(0, len(value), 8):
+            events.append(chunk({key: value[start:start + 8]}))
+    for key, value in message.items():  # other provider fields (extra_content, ...) in one piece
+        if key not in ("role", "content", "tool_calls", "reasoning_content", "refusal") and value not in (None, [], {}, ""):
+            events.append(chunk({key: value}))
     text = message.get("content") or ""
     for start in range(0, len(text), 8):
         events.append(chunk({"content": text[start:start + 8]}))
@@ -279,8 +430,9 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         arguments = function.get("arguments") or ""
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
+        extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
         events.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
-                                             "function": {"name": function.get("name"), "arguments": ""}}]}))
+                                             "function": {"name": function.get("name"), "arguments": ""}, **extra}]}))
         for start in range(0, len(arguments), 16):
             events.append(chunk({"tool_calls": [{"index": index,
                                                  "function": {"arguments": arguments[start:start + 16]}}]}))
@@ -329,7 +481,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
-        if self.path.split("?")[0].rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+        route = route_of(self.path)
+        if route is None:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         try:
@@ -337,10 +490,12 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send_json(400, {"error": {"message": f"invalid JSON body: {exc}"}})
             return
-        reply = self.fake._next_reply(body, {k.lower(): v for k, v in self.headers.items()})
+        reply = self.fake._next_reply(body, {k.lower(): v for k, v in self.headers.items()}, self.path)
         if reply.delay:
             time.sleep(reply.delay)  # lets tests provoke client timeouts
-        if reply.status != 200 or not body.get("stream"):
+        if reply.generic and reply.status == 200 and route != "openai":
+            reply = _Reply(200, translate(route, reply.body), reply.headers)
+        if reply.status != 200 or not body.get("stream") or route != "openai":
             self._send_json(reply.status, reply.body, reply.headers)
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

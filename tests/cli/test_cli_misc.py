@@ -131,3 +131,42 @@ def test_shell_completion_completes_commands_and_options():
     env = {"_VANCE_COMPLETE": "complete_bash", "COMP_WORDS": "vance doctor --of", "COMP_CWORD": "2"}
     r = vance(env=env)
     assert "--offline" in r.stdout.split(), r.stdout + r.stderr
+
+
+def test_the_command_table_names_every_registered_command():
+    """A new command module must be listed in COMMANDS, or a run naming it would not find it."""
+    import importlib
+
+    import typer
+
+    from vance_cli.cli.main import COMMANDS
+
+    names = set()
+    for module in set(COMMANDS.values()):
+        app = typer.Typer()
+        importlib.import_module(f"vance_cli.cli.{module}").register(app)
+        names |= {c.name or c.callback.__name__ for c in app.registered_commands}
+        names |= {g.name for g in app.registered_groups}
+    assert names == set(COMMANDS)
+    from pathlib import Path
+
+    import vance_cli.cli as pkg
+
+    modules = {p.stem for p in Path(pkg.__file__).parent.glob("*.py")}
+    with_register = {m for m in modules if "def register(" in (Path(pkg.__file__).parent / f"{m}.py").read_text()}
+    assert with_register == set(COMMANDS.values())
+
+
+def test_a_run_registers_only_the_command_it_names():
+    probe = (
+        "import sys\nfrom vance_cli.cli import main\n"
+        "try:\n    main.run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(main._registered))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    r = subprocess.run([sys.executable, "-c", probe, "ps", "--json"], capture_output=True, text=True, env=env)
+    assert r.stdout.strip().splitlines()[-1] == "['procs']", r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True, text=True, env=env)
+    from vance_cli.cli.main import COMMANDS
+
+    assert r.stdout.strip().splitlines()[-1] == str(sorted(set(COMMANDS.values())))

@@ -77,3 +77,24 @@ def test_the_repl_banner_shows_the_model_given_with_model(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"model {second}" in r.stderr.splitlines()[0]
     assert r.stdout == "two\n"
+
+
+def test_validate_says_a_recipe_without_respond_takes_the_legacy_path(tmp_path):
+    path = tmp_path / "plain.yaml"
+    path.write_text("engine: arthur\ntools:\n  remove: [respond]\n")
+    r = vance("recipes", "validate", str(path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("ok  plain")
+    assert "note: plain: it has no `respond` tool, so the engine takes the legacy path" in r.stderr
+    r = vance("recipes", "validate", "arthur")
+    assert "legacy path" not in r.stderr
+
+
+def test_validate_rejects_a_yaml_alias_bomb(tmp_path):
+    from tests.config.test_recipes import BOMB
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB)
+    r = vance("recipes", "validate", str(path))
+    assert r.returncode == 1
+    assert "expands to more than" in r.stderr and "Traceback" not in r.stderr

@@ -322,3 +322,48 @@ def test_a_recipe_snapshot_round_trips_through_json(tmp_path):
     assert again.path is None  # where it came from is not part of the snapshot
     assert again.tool_names() == recipe.tool_names()
     assert "_path" not in recipe.model_dump()
+
+
+BOMB = """\
+engine: ford
+params:
+  a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+  g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+"""
+
+
+def test_a_yaml_alias_bomb_is_rejected(tmp_path):
+    path = write(tmp_path / "bomb.yaml", BOMB)
+    with pytest.raises(RecipeError, match="expands to more than 20,000 values"):
+        validate_recipe_file(path)
+
+
+def test_one_large_string_repeated_by_aliases_is_rejected(tmp_path):
+    big = "x" * 100_000
+    path = write(tmp_path / "wide.yaml", f"engine: ford\nparams:\n  a: &a {big}\n  b: [{', '.join(['*a'] * 20)}]\n")
+    with pytest.raises(RecipeError, match="characters"):
+        validate_recipe_file(path)
+
+
+def test_an_oversized_recipe_file_is_rejected_and_listing_survives_it(tmp_path, vance_home):
+    path = write(vance_home / "recipes" / "huge.yaml", "engine: ford\nsystemPrompt: |\n" + "  words\n" * 60_000)
+    with pytest.raises(RecipeError, match="a recipe may be at most 262,144 bytes"):
+        validate_recipe_file(path)
+    assert "huge" in [i.name for i in list_recipes(Scopes.discover())]
+
+
+def test_plain_aliases_still_work(tmp_path):
+    path = write(tmp_path / "reuse.yaml", "engine: ford\nparams:\n  a: &p hello\n  b: *p\n")
+    assert validate_recipe_file(path).params == {"a": "hello", "b": "hello"}
+
+
+def test_a_recipe_without_respond_notes_the_legacy_path(tmp_path):
+    with_respond = validate_recipe_file(write(tmp_path / "r1.yaml", "engine: ford\n"))
+    assert with_respond.notes() == []
+    without = validate_recipe_file(write(tmp_path / "r2.yaml", "engine: ford\ntools:\n  remove: [respond]\n"))
+    assert len(without.notes()) == 1 and "legacy path" in without.notes()[0]

@@ -51,7 +51,7 @@ def test_bundled_defaults_are_the_lowest_layer():
         "attempts": 4,
         "base_delay": 0.5,
         "max_delay": 4.0,
-        "max_total": 20.0,
+        "max_total": 180.0,
     }
     assert s.get("structure.confidenceThreshold") == 0.8
     assert s.get("structure.model") == "default:fast"
@@ -95,7 +95,7 @@ def test_nested_tables_merge_deeply_across_files(vance_home, project):
         "attempts": 2,
         "base_delay": 0.5,
         "max_delay": 1.0,
-        "max_total": 20.0,
+        "max_total": 180.0,
     }
 
 
@@ -198,14 +198,14 @@ def test_no_model_configured_names_every_fix(vance_home):
     assert err.message == "no model configured"
     assert err.exit_code == 1
     for needle in (
-        "export VANCE_MODEL=openai/gpt-4o-mini",
+        "export VANCE_MODEL=openai/gpt-5.4-mini",
         "OPENAI_API_KEY",
-        "anthropic/claude-3-5-haiku-latest",
-        "gemini/gemini-1.5-flash",
-        "ollama/llama3.1",
+        "anthropic/claude-haiku-4-5",
+        "gemini/gemini-2.5-flash",
+        "ollama_chat/llama3.1",
         "openai/llama3.1 VANCE_API_BASE=http://localhost:11434/v1",
         "[model]",
-        'default = "openai/gpt-4o-mini"',
+        'default = "openai/gpt-5.4-mini"',
         str(vance_home.resolve() / "config.toml"),
     ):
         assert needle in err.hint, needle
@@ -277,7 +277,7 @@ def test_model_options_defaults():
             "attempts": 4,
             "base_delay": 0.5,
             "max_delay": 4.0,
-            "max_total": 20.0,
+            "max_total": 180.0,
         },
     }
 
@@ -495,3 +495,13 @@ def test_the_cli_prints_config_warnings_once(vance_home):
     r = vance("recipes", "list")
     assert r.returncode == 0
     assert r.stderr.count("unknown key 'model.timeuot' is ignored; did you mean 'timeout'?") == 1
+
+
+def test_the_readme_settings_example_has_only_known_keys(vance_home):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Settings") :]
+    block = section[section.index("```toml\n") + len("```toml\n") : section.index("```\n", section.index("```toml"))]
+    write(vance_home / "config.toml", block)
+    s = load()
+    assert s.warnings == []
+    assert s.get("exec.sandbox") == "auto" and s.get("exec.env") == []

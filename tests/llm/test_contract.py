@@ -21,7 +21,7 @@ RESPOND = ToolSpec(
     parameters={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
 )
 READ = ToolSpec(name="file_read", description="read", parameters={"type": "object", "properties": {}})
-FAST = {"attempts": 3, "base_delay": 0.0, "max_delay": 0.0, "max_total": 1.0}
+FAST = {"attempts": 3, "base_delay": 0.0, "max_delay": 0.0, "max_total": 60.0}  # the whole call: room for litellm's slow first call
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +150,7 @@ async def test_parallel_tool_calls_sent_only_when_set_and_supported(make, fake_o
 
 
 async def test_http_500_is_retried_then_succeeds(make, fake_openai):
-    model, delays = make(fake_openai.url, retries={"attempts": 3, "base_delay": 0.01, "max_delay": 1, "max_total": 5})
+    model, delays = make(fake_openai.url, retries={"attempts": 3, "base_delay": 0.01, "max_delay": 1, "max_total": 60})
     fake_openai.enqueue_error(500)
     fake_openai.enqueue_error(503)
     fake_openai.enqueue(text="finally")

@@ -92,7 +92,7 @@ async def test_stops_early_when_the_next_wait_would_pass_the_total_budget():
     assert delays == [1, 2]  # the third wait (4 s) would make 7 s > 3.5 s
     assert fn.calls == 3
     assert "gave up after 3 attempts" in info.value.message
-    assert "total retry budget" in info.value.hint
+    assert "max_total = 3.5s bounds the whole call" in info.value.hint
 
 
 async def test_single_attempt_means_no_retry():
@@ -132,11 +132,66 @@ def test_parse_retry_after_accepts_http_dates():
 
 def test_retry_settings_fill_defaults_and_ignore_unknown_keys():
     out = retry_settings({"attempts": 2, "base_delay": 0, "bogus": 1})
-    assert out == {"attempts": 2, "base_delay": 0.0, "max_delay": 4.0, "max_total": 20.0}
+    assert out == {"attempts": 2, "base_delay": 0.0, "max_delay": 4.0, "max_total": 180.0}
 
 
 async def test_final_message_names_the_endpoint_once():
     fn = Flaky(TransportError("m at X: cannot connect: refused"), TransportError("m at X: cannot connect: refused"))
     with pytest.raises(TransportError) as info:
-        await with_transport_retries(fn, attempts=2, base_delay=0, max_delay=0, max_total=1, describe="m at X")
+        await with_transport_retries(fn, attempts=2, base_delay=0, max_delay=0, max_total=0, describe="m at X")
     assert info.value.message == "m at X: gave up after 2 attempts (0s waiting); last error: cannot connect: refused"
+
+
+async def test_max_total_bounds_the_whole_call_and_cuts_a_hanging_attempt():
+    import asyncio
+    import time
+
+    calls = 0
+
+    async def hangs():
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise err(503)
+        await asyncio.sleep(30)  # a server that took the request and never answers
+
+    started = time.monotonic()
+    with pytest.raises(TransportError) as info:
+        await with_transport_retries(hangs, attempts=4, base_delay=0.05, max_delay=0.05, max_total=0.4, describe="m at X")
+    took = time.monotonic() - started
+    assert took < 1.5  # not attempts x anything: the budget of the whole call
+    assert calls == 2
+    assert "no answer within the 0.4s budget of the whole call" in info.value.message
+    assert "did not answer" in info.value.hint and "max_total" in info.value.hint
+
+
+async def test_every_retry_is_announced_with_the_reason_and_the_wait():
+    delays, sleep = recorder()
+    said: list[str] = []
+    fn = Flaky(TransportError("m at X: HTTP 503: busy"), err(502))
+    assert await with_transport_retries(
+        fn, attempts=3, base_delay=0.5, max_delay=4, max_total=100, sleep=sleep, describe="m at X", announce=said.append
+    ) == "ok"
+    assert said == [
+        "m at X: HTTP 503: busy; retrying in 0.5s (attempt 2 of 3)",
+        "m at X: HTTP 502; retrying in 1s (attempt 3 of 3)",
+    ]
+
+
+async def test_a_failure_that_ends_the_call_is_not_announced_as_a_retry():
+    said: list[str] = []
+    with pytest.raises(TransportError):
+        await with_transport_retries(Flaky(err(), err()), attempts=2, base_delay=0, max_delay=0, max_total=10,
+                                     announce=said.append, sleep=recorder()[1])
+    assert len(said) == 1
+
+
+def test_timeout_hints_fit_the_fault():
+    from vance_cli.llm.retry import timeout_error
+
+    hung = timeout_error("m", "http://h/v1", 120)
+    assert "no answer within 120s" in hung.message
+    assert "accepted the request but did not answer" in hung.hint
+    unreachable = timeout_error("m", "http://h/v1", 10, connecting=True)
+    assert "could not connect within 10s" in unreachable.message
+    assert "reachable" in unreachable.hint and "did not answer" not in unreachable.hint

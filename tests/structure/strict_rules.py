@@ -213,6 +213,76 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[str]:
     return problems
 
 
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_SCHEMA_MAP = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_COUNTS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains")
+_NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def wellformed_problems(schema: Any) -> list[str]:
+    """Where a schema breaks the 2020-12 meta-schema, for every keyword a converter emits (the
+    same rules as the meta-schema for those keywords, without its cost on large schemas)."""
+    problems: list[str] = []
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            problems.append(f"{where or '(root)'}: a schema must be an object or a boolean")
+            continue
+        t = node.get("type")
+        if t is not None:
+            names = [t] if isinstance(t, str) else t
+            if not isinstance(names, list) or not names or len(set(map(str, names))) != len(names) or not set(names) <= OPENAI_TYPES:
+                problems.append(f"{where}: bad type {t!r}")
+        for key in _SCHEMA_ONE:
+            if key in node:
+                stack.append((node[key], f"{where}/{key}"))
+        for key in _SCHEMA_MAP:
+            if key in node:
+                if not isinstance(node[key], dict):
+                    problems.append(f"{where}/{key}: must be an object")
+                else:
+                    stack.extend((v, f"{where}/{key}/{k}") for k, v in node[key].items())
+        for key in _SCHEMA_LIST:
+            if key in node:
+                if not isinstance(node[key], list) or not node[key]:
+                    problems.append(f"{where}/{key}: must be a non-empty array")
+                else:
+                    stack.extend((v, f"{where}/{key}/{i}") for i, v in enumerate(node[key]))
+        if "required" in node:
+            req = node["required"]
+            if not isinstance(req, list) or not all(isinstance(r, str) for r in req) or len(set(req)) != len(req):
+                problems.append(f"{where}/required: must be an array of distinct strings")
+        if "enum" in node and not isinstance(node["enum"], list):
+            problems.append(f"{where}/enum: must be an array")
+        for key in _COUNTS:
+            if key in node and not (isinstance(node[key], int) and not isinstance(node[key], bool) and node[key] >= 0):
+                problems.append(f"{where}/{key}: must be a non-negative integer")
+        for key in _NUMBERS:
+            if key in node and not _is_number(node[key]):
+                problems.append(f"{where}/{key}: must be a number")
+        if "multipleOf" in node and not (_is_number(node["multipleOf"]) and node["multipleOf"] > 0):
+            problems.append(f"{where}/multipleOf: must be a number > 0")
+        for key in ("pattern", "format", "title", "description", "$ref", "$comment", "$anchor"):
+            if key in node and not isinstance(node[key], str):
+                problems.append(f"{where}/{key}: must be a string")
+        if "uniqueItems" in node and not isinstance(node["uniqueItems"], bool):
+            problems.append(f"{where}/uniqueItems: must be a boolean")
+        if "dependentRequired" in node:
+            dep = node["dependentRequired"]
+            if not isinstance(dep, dict) or not all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in dep.values()):
+                problems.append(f"{where}/dependentRequired: must map names to arrays of strings")
+    return problems
+
+
 def anthropic_problems(schema: dict[str, Any]) -> list[str]:
     problems = []
     if schema.get("type") != "object":

@@ -247,3 +247,27 @@ def test_null_stripping_follows_ref_cycles_only_once_per_level():
     # Used to branch exponentially: each anyOf alternative re-entered the root.
     schema = {"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"type": "object", "properties": {"a": {"type": "string"}}}]}
     assert strip_injected_nulls({"a": None, "b": 1}, schema) == {"b": 1}
+
+
+def test_make_nullable_never_repeats_null_in_a_type_list():
+    """Found by the property test: a null type whose enum excludes null became type [null, null]."""
+    from vance_cli.llm.provider_schema import make_nullable
+
+    out = make_nullable({"type": "null", "enum": [False]})
+    assert out["type"] == "null" and out["enum"] == [False, None]
+
+
+def test_a_not_whose_schema_loses_a_keyword_is_dropped_not_emptied():
+    """Found by the property test: {"not": {"format": ...}} became {"not": {}}, which rejects everything."""
+    from jsonschema import Draft202012Validator
+
+    from vance_cli.llm.base import Capabilities
+    from vance_cli.llm.provider_schema import build_plan
+
+    caps = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False, json_object=False)
+    schema = {"type": "array", "items": {"not": {"format": "date-time"}}}
+    plan = build_plan(schema, caps, mode="json_schema", allow_need=False, require_strict=True, name="t")
+    sent = plan.response_format["json_schema"]["schema"]
+    value = {"result": ["x"]} if plan.envelope else ["x"]
+    assert Draft202012Validator(sent).is_valid(value), sent
+    assert any("not removed" in d for d in plan.downgrades), plan.downgrades

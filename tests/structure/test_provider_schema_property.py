@@ -14,7 +14,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
-from tests.structure.strict_rules import openai_strict_problems
+from tests.structure.instances import candidates, provider_reply
+from tests.structure.strict_rules import openai_strict_problems, wellformed_problems
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.provider_schema import build_plan, strip_injected_nulls
 
@@ -103,6 +104,7 @@ def test_provider_schema_builder_never_crashes_and_yields_a_valid_schema(schema,
         assert plan.schema is None
         return
     Draft202012Validator.check_schema(plan.schema)
+    assert wellformed_problems(plan.schema) == []  # the corpus test's fast check agrees with the meta-schema
     assert plan.schema.get("type") == "object" or not plan.envelope
     if plan.strict and plan.family == "openai":
         assert openai_strict_problems(plan.schema) == []
@@ -113,3 +115,28 @@ def test_provider_schema_builder_never_crashes_and_yields_a_valid_schema(schema,
 def test_null_stripping_never_crashes(schema, data):
     assume(_is_valid_schema(schema))
     strip_injected_nulls(data, schema)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(schema=schemas, caps=st.sampled_from(CAPS), allow_need=st.booleans())
+def test_no_provider_schema_excludes_a_valid_answer(schema, caps, allow_need):
+    """Every value the caller's schema accepts passes the provider schema, in a provider's shape."""
+    from vance_cli.llm.reasons import make_validator
+    from vance_cli.structure.errors import InvalidSchema, check_schema
+
+    assume(isinstance(schema, dict))
+    try:
+        check_schema(schema)  # what every schema meets before a model call
+    except InvalidSchema:
+        assume(False)
+    try:
+        caller = make_validator(schema)
+        values = [v for v in candidates(schema) if caller.is_valid(v)]
+    except Exception:  # noqa: BLE001 - a generated schema the validator cannot use (e.g. a remote ref)
+        return
+    plan = build_plan(schema, caps, allow_need=allow_need, name="prop")
+    provider = Draft202012Validator(plan.schema)
+    for value in values:
+        reply, dropped = provider_reply(value, plan.schema, envelope=plan.envelope)
+        if not dropped:
+            assert provider.is_valid(reply), (value, reply)

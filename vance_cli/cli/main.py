@@ -37,28 +37,42 @@ def _main(
     """Exit codes: 0 ok, 1 error, 2 usage; structure: 3 need-more-input, 4 stale."""
 
 
-# One module per command group, each with register(app); add a new one on its own line.
-COMMAND_MODULES = (
-    "chat",
-    "procs",
-    "recipes_cmd",
-    "trust_cmd",
-    "structure_cmd",
-    "schemas_cmd",
-    "doctor_cmd",
-    "demo_cmd",
-    "benjy_cmd",
-)
+# Each top-level command and the module whose register(app) adds it; add a new one on its own line.
+# A run registers only the module of the command it was given (building every command's options
+# costs start-up time a one-shot turn should not pay); help, completion and typos get them all.
+COMMANDS: dict[str, str] = {
+    "chat": "chat",
+    "ps": "procs",
+    "show": "procs",
+    "recipes": "recipes_cmd",
+    "trust": "trust_cmd",
+    "structure": "structure_cmd",
+    "schemas": "schemas_cmd",
+    "doctor": "doctor_cmd",
+    "demo": "demo_cmd",
+    "benjy": "benjy_cmd",
+}
+_registered: set[str] = set()
 
 
-def _register_all() -> None:
+def _command_in(argv: list[str]) -> str | None:
+    """The top-level command ``argv`` names, when Vance can tell without parsing it."""
+    if os.environ.get("_VANCE_COMPLETE"):  # shell completion needs every command
+        return None
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def register_commands(argv: list[str] | None = None) -> None:
+    """Add the command ``argv`` names to the app, or every command when it names none."""
     import importlib
 
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"vance_cli.cli.{name}").register(app)
-
-
-_register_all()
+    command = _command_in(list(sys.argv[1:] if argv is None else argv))
+    modules = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        if name not in _registered:
+            _registered.add(name)
+            importlib.import_module(f"vance_cli.cli.{name}").register(app)
 
 
 _INTERRUPTED = "interrupted; the process state is saved (continue with: vance chat --continue, or --resume ID)"
@@ -74,6 +88,7 @@ def run(argv: list[str] | None = None) -> None:
     from vance_cli.errors import EXIT_ERROR, VanceError
 
     debug = os.environ.get("VANCE_DEBUG") == "1"
+    register_commands(argv)
     try:
         code = app(args=argv, standalone_mode=False, prog_name="vance")
         if isinstance(code, int) and code:
@@ -103,6 +118,20 @@ def run(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         typer.echo(_INTERRUPTED, err=True)
         sys.exit(130)
+    except OSError as exc:  # a file or folder we could not use, met outside the translated paths
+        if debug:
+            raise
+        from vance_cli.sanitize import for_terminal
+
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.echo(
+            for_terminal(
+                f"error: {exc.strerror or exc}{where}\n  fix: check that the file or folder exists, is "
+                "writable and its disk has space (VANCE_DEBUG=1 shows where it happened)"
+            ),
+            err=True,
+        )
+        sys.exit(EXIT_ERROR)
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:
             raise

@@ -35,7 +35,9 @@ def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
     scopes, _ = load_context()
     recipe = load_recipe(name, scopes)
     out(yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False, allow_unicode=True).rstrip())
-    typer.echo(f"# tools: {', '.join(recipe.tool_names())}")
+    out(f"# tools: {', '.join(recipe.tool_names())}")
+    for note in recipe.notes():
+        out(f"# note: {note}")
 
 
 @recipes_app.command("validate")
@@ -60,6 +62,8 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
             err(exc.render())
         else:
             out(f"ok  {recipe.name} ({target})")
+            for note in recipe.notes():
+                err(f"note: {recipe.name}: {note}")
     if failures:
         raise typer.Exit(1)
 

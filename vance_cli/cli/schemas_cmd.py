@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_STALE, guarded
+from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_REFUSED, EXIT_STALE, guarded
 
 
 def _registry():
@@ -169,6 +169,8 @@ def register(app: typer.Typer) -> None:
             registry, settings = _registry()
             service = StructureService(settings, registry=registry)
             built = asyncio.run(service.infer_schema(description, model=model, use_cache=not no_cache))
+            for line in built.warnings:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(built.as_dict())
             else:
@@ -182,6 +184,10 @@ def register(app: typer.Typer) -> None:
                 if not json_out:
                     err(f"need-more-input: {built.need}")
                 raise typer.Exit(EXIT_NEED_MORE_INPUT)
+            if built.status == "refused":
+                if not json_out:
+                    err(f"refused: the model declined to answer: {built.refusal}")
+                raise typer.Exit(EXIT_REFUSED)
             if built.status != "ok":
                 if not json_out:
                     err("stale: the builder gave no valid schema; last errors:")

@@ -1,8 +1,9 @@
 """`vance structure`: one-shot extraction of a validated JSON object from text.
 
 Output contract: ``ok`` → the data JSON on stdout, exit 0; ``need-more-input`` → the need on
-stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``--json`` → the whole result object on
-stdout in every case (same exit codes). Bad input exits 1 (unreadable file, invalid schema) or 2
+stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``refused`` (the model declined) → its
+refusal on stderr, exit 5; ``--json`` → the whole result object on stdout in every case (same exit
+codes). Notes (a reply cut off at max_tokens and asked again) go to stderr. Bad input exits 1 (unreadable file, invalid schema) or 2
 (usage) with a message and no traceback (``VANCE_DEBUG=1`` shows one).
 """
 
@@ -17,6 +18,7 @@ import typer
 
 EXIT_NEED_MORE_INPUT = 3
 EXIT_STALE = 4
+EXIT_REFUSED = 5
 MODES = ("json", "named", "text")
 
 
@@ -151,7 +153,7 @@ def register(app: typer.Typer) -> None:
         model: str | None = typer.Option(None, "--model", help="Model string or alias for this call (default: structure.model)."),
         json_out: bool = typer.Option(False, "--json", help="Print the whole result object (status, usage, ...) on stdout."),
     ) -> None:
-        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale."""
+        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale, 5 refused."""
 
         def body() -> None:
             import asyncio
@@ -179,6 +181,11 @@ def register(app: typer.Typer) -> None:
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
             result.modeInferred = inferred
+            if not json_out:
+                for note in result.notes:
+                    err(f"note: {note}")
+            for line in result.warnings or []:
+                err(f"warning: {line}")
             if json_out:
                 emit_json(result.to_dict())
             elif result.status == "ok":
@@ -188,6 +195,10 @@ def register(app: typer.Typer) -> None:
                 if not json_out:
                     err(f"need-more-input: {result.need}")
                 raise typer.Exit(EXIT_NEED_MORE_INPUT)
+            if result.status == "refused":
+                if not json_out:
+                    err(f"refused: the model declined to answer: {result.refusal}")
+                raise typer.Exit(EXIT_REFUSED)
             if result.status == "stale":
                 if not json_out:
                     if result.stage == "builder":

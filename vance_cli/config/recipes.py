@@ -43,6 +43,8 @@ FALLBACK_TOOL_NAMES = (
 )
 
 CHAT_DEFAULT_TOOLS = ("respond", "file_read", "file_list")
+# Engines whose turns end with `respond` (structured-engine-output); without it they take the legacy path.
+RESPOND_ENGINES = ("ford", "arthur")
 ENGINE_DEFAULT_TOOLS: dict[str, tuple[str, ...]] = {
     "ford": CHAT_DEFAULT_TOOLS,
     "arthur": CHAT_DEFAULT_TOOLS,
@@ -121,6 +123,11 @@ class DataRelayCorrection(_Strict):
     text: str = DEFAULT_DATA_RELAY_TEXT
 
 
+class ExecSpec(_Strict):
+    # exec_run may reach the network inside its sandbox (config: exec.network).
+    network: bool = False
+
+
 class Recipe(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
@@ -137,6 +144,7 @@ class Recipe(_Strict):
         default_factory=DataRelayCorrection
     )
     params: dict[str, Any] = Field(default_factory=dict)
+    exec: ExecSpec = Field(default_factory=ExecSpec)
 
     _path: Path | None = PrivateAttr(default=None)
     _origin: str | None = PrivateAttr(default=None)
@@ -176,6 +184,17 @@ class Recipe(_Strict):
     def origin(self) -> str | None:
         """ "project", "user" or "bundled" when found through the cascade."""
         return self._origin
+
+    def notes(self) -> list[str]:
+        """What a valid recipe does that its author may not expect (``recipes validate`` prints them)."""
+        out = []
+        if self.engine in RESPOND_ENGINES and "respond" not in self.tool_names():
+            out.append(
+                "it has no `respond` tool, so the engine takes the legacy path: the model's plain "
+                "text is the reply, and the respond rules (no-tool-call and data-relay corrections) "
+                "do not apply; add `respond` to its tools to use them"
+            )
+        return out
 
     def tool_names(self) -> list[str]:
         """(allowed or the engine's default) + add - remove, in order, without duplicates."""
@@ -274,9 +293,45 @@ def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
 # --------------------------------------------------------------------------- loading
 
 
+# A recipe is copied into every process it starts: bound what one file may expand to. YAML
+# aliases let a few hundred bytes stand for billions of values ("billion laughs"); PyYAML shares
+# them in memory, but the JSON snapshot in the process file would spell every one out.
+MAX_RECIPE_BYTES = 256 * 1024
+MAX_RECIPE_VALUES = 20_000  # every value counted each time an alias repeats it
+MAX_RECIPE_CHARS = 1_000_000  # characters of all strings and keys, aliases expanded
+
+
+def _check_expansion(data: Any, shown: str) -> None:
+    """RecipeError when ``data`` spelled out (aliases expanded) exceeds the bounds above."""
+    values = chars = 0
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        values += 1
+        if isinstance(item, str):
+            chars += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        if values > MAX_RECIPE_VALUES or chars > MAX_RECIPE_CHARS:
+            raise RecipeError(
+                f"{shown}: the recipe expands to more than {MAX_RECIPE_VALUES:,} values or "
+                f"{MAX_RECIPE_CHARS:,} characters (YAML aliases repeating a large value?)",
+                hint="write the recipe out without nested aliases; recipes are small configuration files",
+            )
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     shown = _display(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_RECIPE_BYTES:
+            raise RecipeError(
+                f"recipe file {shown} is {size:,} bytes; a recipe may be at most {MAX_RECIPE_BYTES:,} bytes",
+                hint="move long prompts into a shorter recipe; recipes are small configuration files",
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise RecipeError(
@@ -294,6 +349,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise RecipeError(
             f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}"
         ) from exc
+    except RecursionError as exc:  # deeply nested flow collections
+        raise RecipeError(f"{shown}: the YAML is nested too deeply", hint=f"flatten {shown}") from exc
+    _check_expansion(data, shown)
     if data is None:
         raise RecipeError(
             f"{shown}: the recipe file is empty",
@@ -383,8 +441,10 @@ def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
 def _description_of(path: Path) -> str:
     # Listing must work even when a recipe is broken, so no validation here.
     try:
+        if path.stat().st_size > MAX_RECIPE_BYTES:
+            return ""
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
         return ""
     if isinstance(data, dict) and isinstance(data.get("description"), str):
         return (

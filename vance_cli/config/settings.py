@@ -44,8 +44,9 @@ DEFAULT_RETRIES: dict[str, float | int] = {
     "attempts": 4,
     "base_delay": 0.5,
     "max_delay": 4.0,
-    "max_total": 20.0,
+    "max_total": 180.0,  # the whole call, attempts and waits included
 }
+PRICE_KEYS = ("input", "output", "cached_input")  # USD per million tokens
 
 # Mirrors vance_cli.llm.base.Capabilities (a test keeps them equal); kept here so that checking a
 # config file does not import pydantic.
@@ -83,14 +84,14 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
 PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
 
 NO_MODEL_HINT = """set a default model with VANCE_MODEL (a litellm model string), for example:
-    export VANCE_MODEL=openai/gpt-4o-mini                  # plus OPENAI_API_KEY
-    export VANCE_MODEL=anthropic/claude-3-5-haiku-latest   # plus ANTHROPIC_API_KEY
-    export VANCE_MODEL=gemini/gemini-1.5-flash             # plus GEMINI_API_KEY
-    export VANCE_MODEL=ollama/llama3.1                     # local Ollama, or:
+    export VANCE_MODEL=openai/gpt-5.4-mini                 # plus OPENAI_API_KEY
+    export VANCE_MODEL=anthropic/claude-haiku-4-5          # plus ANTHROPIC_API_KEY
+    export VANCE_MODEL=gemini/gemini-2.5-flash             # plus GEMINI_API_KEY
+    export VANCE_MODEL=ollama_chat/llama3.1                # local Ollama, or:
     export VANCE_MODEL=openai/llama3.1 VANCE_API_BASE=http://localhost:11434/v1
   or put it in {user_config} ($VANCE_HOME/config.toml):
     [model]
-    default = "openai/gpt-4o-mini\""""
+    default = "openai/gpt-5.4-mini\""""
 
 
 # --------------------------------------------------------------------------- dotted keys
@@ -232,6 +233,13 @@ class _Checker:
                     )
             elif key == "timeout":
                 self.number(value, here)
+            elif key == "max_tokens":
+                self.number(value, here, integer=True, minimum=1)
+            elif key == "price" and per_model:
+                for pkey, pvalue in self.table(value, here).items():
+                    if pkey not in PRICE_KEYS:
+                        self.fail([*here, pkey], f"unknown key (known: {', '.join(PRICE_KEYS)}; USD per million tokens)")
+                    self.number(pvalue, [*here, pkey])
             elif key == "retries":
                 for rkey, rvalue in self.table(value, here).items():
                     if rkey not in DEFAULT_RETRIES:
@@ -529,7 +537,7 @@ class Settings:
         """Call options for ``model``: global [model] keys overlaid by [models."<model>"].
 
         Returns ``{"api_base", "api_key", "transport", "timeout", "retries": {attempts, base_delay,
-        max_delay, max_total}}`` plus any other keys the tables carry.
+        max_delay, max_total}}`` plus any other keys the tables carry (``max_tokens``, ``price``).
         """
         if model.startswith(ALIAS_PREFIX):
             model = self.resolve_model(model)

@@ -29,11 +29,7 @@ Standard library only: this runs on every CLI start.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import shlex
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +89,8 @@ def project_digest(vance_dir: Path) -> str:
     Symlinks are followed (what the loaders read is what counts) and their targets are part of
     the digest; an unreadable entry counts by its error, so the digest is stable either way.
     """
+    import hashlib
+
     h = hashlib.sha256()
     seen: set[str] = set()
 
@@ -121,6 +119,9 @@ def project_digest(vance_dir: Path) -> str:
             if path.is_dir():
                 h.update(b"D " + enc + b"\0")
                 walk(path, f"{here}/", depth + 1)
+                continue
+            if not path.is_file():  # a FIFO or device: opening it could block; its kind counts
+                h.update(b"S " + enc + b"\0")
                 continue
             try:
                 with open(path, "rb") as f:
@@ -160,6 +161,8 @@ def load_records(user: Path) -> dict[str, TrustRecord]:
             f"cannot read the trust list {path}: {exc}",
             hint=f"check its permissions, or delete {path} and trust your folders again",
         ) from exc
+    import json
+
     try:
         data = json.loads(text)
         folders = data["folders"]
@@ -216,6 +219,8 @@ def trust_folder(folder: Path | str, user: Path) -> TrustRecord:
             f"there is no .vance/ folder in {folder} or above it: nothing to trust",
             hint="run `vance trust` inside the project folder (the one with .vance/)",
         )
+    import time
+
     records = load_records(user)
     record = TrustRecord(root, project_digest(root / ".vance"), time.time())
     records[str(root)] = record
@@ -310,6 +315,8 @@ class TrustReport:
     @property
     def command(self) -> str:
         """The command that trusts this folder."""
+        import shlex
+
         return f"vance trust {shlex.quote(str(self.root))}" if self.root else "vance trust"
 
     def notice(self) -> str | None:

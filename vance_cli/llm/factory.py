@@ -55,7 +55,7 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         return ScriptedModel(script, name=model, capabilities=capabilities)
 
     if model.startswith(DEMO_PREFIX):
-        from vance_cli.demo import demo_model
+        from vance_cli.demo_brain import demo_model
 
         return demo_model(model)
 
@@ -69,6 +69,8 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         "timeout": float(opts.get("timeout") or 60.0),
         "retries": opts.get("retries") or {},
         "capabilities": settings.capabilities_for(model),
+        "max_tokens": opts.get("max_tokens") or None,
+        "price": opts.get("price") or None,
     }
     if kind == "direct":
         from vance_cli.llm.lean_imports import import_httpx

@@ -16,6 +16,15 @@ or answers with non-JSON, the request steps down json_schema → json_object →
 and each step is recorded in ``format_fallbacks``. Transport retries happen inside the model; they
 are a separate budget and never count as iterations.
 
+Three replies are not format failures and never step down:
+
+- an empty reply gets the not-JSON correction, and is never sent back (``wire_messages`` drops it;
+  Gemini and Anthropic reject an empty assistant turn);
+- a reply cut off at the output limit (``finish_reason`` "length") is asked again with twice the
+  room (up to the model's limit, ``MAX_LENGTH_RETRIES`` times; each retry is a line in ``notes``),
+  and only when no more room can be had is it corrected like a bad reply;
+- a refusal ends the call with status ``refused`` and the refusal text.
+
 This module knows nothing about registries or schema names beyond ``name``; the structure service
 and Benjy both call it.
 """
@@ -32,7 +41,14 @@ from pydantic import BaseModel, Field
 from vance_cli.errors import ModelError, ModelRequestsForbidden, TransportError
 from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Message, Usage
 
-Status = Literal["ok", "need-more-input", "stale"]
+Status = Literal["ok", "need-more-input", "stale", "refused"]
+
+# Retries of a reply cut off at the output limit, each with twice the room (not counted as iterations).
+MAX_LENGTH_RETRIES = 2
+TRUNCATED_TEXT = (
+    "The previous output was cut off at the output limit before it was complete. Reply with the "
+    "complete JSON value only, as compactly as you can: no prose, no Markdown code fences."
+)
 
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|structured output|strict", re.IGNORECASE)
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
@@ -55,12 +71,14 @@ class JsonCallResult(BaseModel):
     status: Status
     data: Any = None
     need: str | None = None
+    refusal: str | None = None  # status "refused": the model's refusal, as it said it
     errors: list[str] = Field(default_factory=list)
     iterations: int = 0
     usage: Usage = Field(default_factory=Usage)
     schema_downgrades: list[str] = Field(default_factory=list)
     format_fallbacks: list[str] = Field(default_factory=list)
     output_mode: str = ""  # "json_schema:strict" | "json_schema" | "json_object" | "prompt" (last used)
+    notes: list[str] = Field(default_factory=list)  # what was retried and why (e.g. a truncated reply)
     messages: list[Message] = Field(default_factory=list)  # the transcript, ending with the last reply
 
 
@@ -73,6 +91,17 @@ def format_rejected(exc: Exception) -> bool:
     if isinstance(exc, ModelError):  # e.g. litellm's UnsupportedParamsError, translated at the edge
         return "response_format" in exc.message
     return False
+
+
+def more_room(current: int | None, limit: int | None) -> int | None:
+    """Twice ``current`` output tokens, capped at ``limit`` (4x the default when the limit is unknown);
+    None when no more room can be had."""
+    from vance_cli.llm.model_map import DEFAULT_MAX_TOKENS
+
+    base = current or DEFAULT_MAX_TOKENS
+    cap = limit or max(4 * DEFAULT_MAX_TOKENS, base)
+    bigger = min(2 * base, cap)
+    return bigger if bigger > base else None
 
 
 def parse_reply(text: str) -> tuple[Any, str | None]:
@@ -212,11 +241,17 @@ async def call_for_json(
             format_fallbacks=fallbacks,
             output_mode=plan.label,
             messages=transcript(),
+            notes=notes,
             **kw,
         )
 
+    notes: list[str] = []
+    max_tokens: int | None = None  # None: the model's own default
+    length_retries = 0
     while iterations < loops:
-        request = ChatRequest(messages=transcript(), response_format=plan.response_format, temperature=temperature)
+        request = ChatRequest(
+            messages=transcript(), response_format=plan.response_format, temperature=temperature, max_tokens=max_tokens
+        )
         try:
             completion = await model.complete(request)
         except ModelError as exc:
@@ -226,18 +261,47 @@ async def call_for_json(
                 if step_down(f"rejected by the provider ({reason})"):
                     continue
             raise
-        iterations += 1
         spent = completion.usage.model_copy()
         spent.calls = spent.calls or 1
         usage.add(spent)
+
+        if completion.refusal:
+            iterations += 1
+            turns.append(Message(role="assistant", content=completion.refusal, meta={"kind": "refusal"}))
+            return result("refused", refusal=completion.refusal)
 
         text = completion.text or ""
         if not text.strip() and completion.tool_calls:
             # Some adapters answer a forced JSON tool (litellm's json_tool_call) instead of content.
             text = completion.tool_calls[0].arguments or ""
-        turns.append(Message(role="assistant", content=text))
-
         value, problem = parse_reply(text)
+
+        room = completion.max_tokens or max_tokens or getattr(model, "max_tokens", None)
+        if problem is not None and completion.truncated and length_retries < MAX_LENGTH_RETRIES:
+            bigger = more_room(room, getattr(model, "max_output_tokens", None))
+            if bigger is not None:
+                # Truncation, not a format problem: the same request again with more room.
+                length_retries += 1
+                notes.append(
+                    f"the reply was cut off at the output limit (finish_reason length, max_tokens "
+                    f"{room if room else 'not set'}); asked again with max_tokens {bigger}"
+                )
+                max_tokens = bigger
+                continue
+        iterations += 1
+
+        reply = completion.as_message()
+        reply.content, reply.tool_calls = text, []
+        if not text.strip():
+            reply.meta = {"kind": "empty"}  # kept in the transcript, never sent (wire_messages)
+        turns.append(reply)
+
+        if problem is not None and completion.truncated:
+            limit = f" (max_tokens {room})" if room else ""
+            last_errors = [f"(root): the output was cut off at the output limit{limit} before it was complete"]
+            notes.append(f"the reply was cut off at the output limit{limit} and no more room is available")
+            turns.append(Message(role="user", content=TRUNCATED_TEXT, meta={"kind": "correction"}))
+            continue
         if problem is not None:
             last_errors = [f"(root): output is not valid JSON ({problem})"]
             if text.strip():

@@ -9,6 +9,7 @@ This is the only module that imports litellm; its exceptions are translated here
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import warnings
@@ -18,9 +19,13 @@ from typing import Any
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
+from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.guard import check_request_allowed
-from vance_cli.llm.openai_compat import build_body, parse_response
+from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
+from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
 from vance_cli.llm.retry import (
+    Announce,
+    announce_on_stderr,
     connection_error,
     error_for_status,
     parse_retry_after,
@@ -28,7 +33,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, stream_body
+from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, stream_body
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -57,6 +62,23 @@ def _litellm() -> Any:
     return litellm
 
 
+def _error_body(exc: BaseException) -> Any:
+    """The provider's error body of a litellm exception: ``body`` when the OpenAI SDK parsed it, else
+    the JSON object litellm quotes in its message ("GroqException - {...}")."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        return body
+    text = str(getattr(exc, "message", None) or exc)
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError:
+        return None
+    return value
+
+
 def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
     headers = getattr(exc, "litellm_response_headers", None)
     if headers:
@@ -72,6 +94,12 @@ def _chain(exc: BaseException) -> list[BaseException]:
         seen.append(current)
         current = current.__cause__ or current.__context__
     return seen
+
+
+def _is_connect_timeout(exc: BaseException) -> bool:
+    import httpx
+
+    return any(isinstance(item, (httpx.ConnectTimeout, httpx.PoolTimeout)) for item in _chain(exc))
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -110,7 +138,7 @@ def _clean_message(exc: BaseException) -> str:
 def translate_exception(exc: BaseException, *, model: str, api_base: str | None, timeout: float) -> ModelError:
     """A litellm (or openai/httpx) exception as a Vance TransportError / ModelError."""
     if _is_timeout(exc):
-        return timeout_error(model, api_base, timeout, type(exc).__name__)
+        return timeout_error(model, api_base, timeout, connecting=_is_connect_timeout(exc))
     detail = _clean_message(exc)
     lowered = detail.lower()
     if "missing credentials" in lowered or "api_key client option must be set" in lowered:
@@ -131,6 +159,18 @@ def translate_exception(exc: BaseException, *, model: str, api_base: str | None,
     return ModelError(f"{model}: litellm failed: {type(exc).__name__}: {detail}", hint="set VANCE_DEBUG=1 for the traceback")
 
 
+def _fill_from(completion: Completion, assembled: Completion) -> None:
+    """What litellm's stream_chunk_builder drops (a refusal, provider extras), taken from the chunks."""
+    completion.refusal = completion.refusal or assembled.refusal
+    for key, value in assembled.extras.items():
+        completion.extras.setdefault(key, value)
+    if completion.extras:
+        completion.extras_from = assembled.extras_from
+    if len(completion.tool_calls) == len(assembled.tool_calls):
+        for call, seen in zip(completion.tool_calls, assembled.tool_calls, strict=True):
+            call.extra = call.extra or seen.extra
+
+
 class LiteLLMModel:
     """ChatModel calling ``litellm.acompletion`` (non-streaming)."""
 
@@ -143,19 +183,29 @@ class LiteLLMModel:
         retries: Mapping[str, Any] | None = None,
         capabilities: Capabilities | None = None,
         *,
+        max_tokens: int | None = None,
+        price: Mapping[str, Any] | None = None,
+        announce: Announce | None = announce_on_stderr,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.name = model
-        self.api_base = api_base.rstrip("/") if api_base else None
+        self.api_base = normalize_api_base(model, api_base)
         self.api_key = api_key
         self.timeout = float(timeout or 60.0)
         self.retries = retry_settings(retries)
-        self.capabilities = capabilities or default_capabilities(model, api_base)
+        self.capabilities = capabilities or default_capabilities(model, self.api_base)
+        # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
+        # know (Anthropic rejects that), and other providers fall back to their own small defaults.
+        self.max_tokens = resolve_max_tokens(model, max_tokens)
+        self.max_output_tokens = max_output_tokens(model)  # None when litellm's map does not know the model
+        # A configured price wins; otherwise litellm's own cost calculation (same model map).
+        self.price = resolve_price(model, dict(price)) if price else None
+        self._announce = announce
         self._sleep = sleep
 
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         # The same fields as the direct transport's body; litellm maps them per provider.
-        kwargs = build_body(request, self.name, self.capabilities)
+        kwargs = build_body(request, self.name, self.capabilities, source=self.name, max_tokens=self.max_tokens)
         kwargs.update(timeout=self.timeout, num_retries=0)
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -180,20 +230,39 @@ class LiteLLMModel:
             try:
                 response = await litellm.acompletion(**kwargs)
             except Exception as exc:
+                broken = self._broken_call(exc)
+                if broken is not None:
+                    return broken
                 raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
-            return self._to_completion(litellm, response)
+            return self._to_completion(litellm, response, kwargs)
 
-        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base or 'the provider'}")
+        return await retry_per_settings(
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
+        )
 
-    def _to_completion(self, litellm: Any, response: Any) -> Completion:
+    def _describe(self) -> str:
+        return f"{self.name} at {self.api_base or 'the provider'}"
+
+    def _broken_call(self, exc: BaseException) -> Completion | None:
+        """Groq's 400 tool_use_failed as the model's broken call (no error); None for real errors."""
+        if getattr(exc, "status_code", None) != 400:
+            return None
+        return tool_use_failed(_error_body(exc), source=self.name)
+
+    def _to_completion(self, litellm: Any, response: Any, kwargs: Mapping[str, Any]) -> Completion:
         # warnings=False: litellm's response types complain (UserWarning) when a server sends
         # arguments as an object; parse_response copes with that.
         data = response.model_dump(warnings=False) if hasattr(response, "model_dump") else dict(response)
-        completion = parse_response(data, model=self.name)
+        completion = parse_response(data, model=self.name, source=self.name)
+        completion.max_tokens = kwargs.get("max_tokens")
+        usage = completion.usage
+        if self.price is not None:
+            usage.cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens, cached_prompt_tokens(data))
+            return completion
         try:
-            completion.usage.cost = float(litellm.completion_cost(completion_response=response) or 0.0)
+            usage.cost = float(litellm.completion_cost(completion_response=response) or 0.0)
         except Exception:  # noqa: BLE001 - unknown (local) models have no price: cost 0
-            completion.usage.cost = 0.0
+            usage.cost = 0.0
         return completion
 
     async def aclose(self) -> None:
@@ -233,12 +302,22 @@ class LiteLLMModel:
             except ModelError:
                 raise
             except Exception as exc:
+                broken = self._broken_call(exc)
+                if broken is not None:
+                    replay(broken, on_delta)
+                    return broken
                 raise translate_exception(exc, model=self.name, api_base=self.api_base, timeout=self.timeout) from exc
             built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"]) if chunks else None
             if built is None:
                 # nothing to build from: the assembler's body says "empty reply", as complete would
-                return parse_response(assembler.body(self.name), model=self.name)
-            return self._to_completion(litellm, built)
+                return parse_response(assembler.body(self.name), model=self.name, source=self.name)
+            completion = self._to_completion(litellm, built, kwargs)
+            _fill_from(completion, parse_response(assembler.body(self.name), model=self.name, source=self.name))
+            return completion
 
-        return await retry_per_settings(attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base or 'the provider'}")
+        # A stream that keeps sending is never cut by max_total; it bounds the retries around it.
+        return await retry_per_settings(
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce,
+            cut_attempts=False,
+        )
 

@@ -49,6 +49,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from vance_cli.llm.base import Capabilities
 
@@ -296,7 +297,7 @@ def make_nullable(node: Any) -> Any:
     # Primitives get a type list; objects and arrays a union, which every strict provider accepts.
     if primitive and not ({"anyOf", "$ref", "const"} & node.keys()):
         out = dict(node)
-        out["type"] = types + ["null"]
+        out["type"] = "null" if types == ["null"] else types if "null" in types else types + ["null"]
         if "enum" in out and isinstance(out["enum"], list):
             out["enum"] = list(out["enum"]) + [None]
         return out
@@ -325,7 +326,7 @@ def _subschemas(node: dict[str, Any]):
 
 
 @dataclass
-class _Prepared:
+class Prepared:
     body: Any  # the root schema without its definitions; refs rewritten
     defs: dict[str, Any]  # name → schema (refs rewritten)
     unresolved: list[str]  # refs that point outside the schema (kept as they are)
@@ -341,10 +342,10 @@ def _def_name(ref: str, taken: set[str]) -> str:
     return name
 
 
-_PREPARED: dict[int, tuple[Any, _Prepared]] = {}
+_PREPARED: dict[int, tuple[Any, Prepared]] = {}
 
 
-def _prepare(schema: Any) -> _Prepared:
+def prepare_schema(schema: Any) -> Prepared:
     """The 2020-12 form of ``schema`` with its definitions hoisted and refs normalised.
 
     Remembered for the last few schema objects (by identity; the entry holds the object, so its
@@ -361,12 +362,12 @@ def _prepare(schema: Any) -> _Prepared:
     return prepared
 
 
-def _prepare_uncached(schema: Any) -> _Prepared:
+def _prepare_uncached(schema: Any) -> Prepared:
     from vance_cli.llm.dialects import upgrade
 
     root = upgrade(schema)
     if not isinstance(root, dict):
-        return _Prepared(body=root, defs={}, unresolved=[])
+        return Prepared(body=root, defs={}, unresolved=[])
 
     # Names for the root's own definitions first, so refs keep their readable names.
     target_name: dict[int, str] = {id(root): "#"}
@@ -414,38 +415,57 @@ def _prepare_uncached(schema: Any) -> _Prepared:
 
     body = rewrite(root)
     defs = {name: rewrite(sub) for name, sub in originals.items()}
-    return _Prepared(body=body, defs=defs, unresolved=list(dict.fromkeys(unresolved)))
+    return Prepared(body=body, defs=defs, unresolved=list(dict.fromkeys(unresolved)))
 
 
 def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> None:
-    from referencing import Registry
-    from referencing.exceptions import Unresolvable
-    from referencing.jsonschema import DRAFT202012
+    nested_ids = _has_key(root, ("$id",), skip_root=True)
+    resolver_for: Any = None  # built only for refs a plain JSON pointer cannot resolve
 
-    resource = DRAFT202012.create_resource(root)
-    registry = Registry().with_resource(uri=resource.id() or "", resource=resource)
-    if _has_key(root, ("$anchor", "$id", "$dynamicAnchor")):
-        registry = registry.crawl()
-    base = registry.resolver_with_root(resource)
+    def base_resolver() -> Any:
+        nonlocal resolver_for
+        if resolver_for is None:
+            from referencing import Registry
+            from referencing.jsonschema import DRAFT202012
 
-    # Walk again with the resolver of each node's base URI (a nested $id changes it).
-    stack: list[tuple[Any, Any, bool]] = [(root, base, True)]
+            resource = DRAFT202012.create_resource(root)
+            registry = Registry().with_resource(uri=resource.id() or "", resource=resource)
+            if nested_ids or _has_key(root, ("$anchor", "$dynamicAnchor")):
+                registry = registry.crawl()
+            resolver_for = registry.resolver_with_root(resource)
+        return resolver_for
+
+    def lookup(ref: str, resolver: Any) -> Any:
+        from referencing.exceptions import Unresolvable
+
+        if not nested_ids and (ref == "#" or ref.startswith("#/")):
+            try:
+                return _resolve(root, ref)
+            except (KeyError, IndexError, ValueError, TypeError):
+                return None
+        try:
+            return (resolver or base_resolver()).lookup(ref).contents
+        except (Unresolvable, KeyError, ValueError, TypeError):
+            return None
+
+    # Walk with the resolver of each node's base URI (a nested $id changes it).
+    stack: list[tuple[Any, Any, bool]] = [(root, None, True)]
     seen: set[int] = set()
     while stack:
         node, resolver, is_root = stack.pop()
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
-        if not is_root and isinstance(node.get("$id"), str):
-            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        if nested_ids and not is_root and isinstance(node.get("$id"), str):
+            from referencing.jsonschema import DRAFT202012
+
+            resolver = (resolver or base_resolver()).in_subresource(DRAFT202012.create_resource(node))
         if isinstance(node.get("$ref"), str):
             ref = node["$ref"]
-            try:
-                target = resolver.lookup(ref).contents
-            except (Unresolvable, KeyError, ValueError, TypeError):
+            target = lookup(ref, resolver)
+            if target is None or not isinstance(target, (dict, bool)):
                 unresolved.append(ref)
-                target = None
-            if target is not None:
+            else:
                 name = target_name.get(id(target))
                 if name is None:
                     name = _def_name(ref, taken)
@@ -458,19 +478,25 @@ def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> N
             stack.append((sub, resolver, False))
 
 
-def _has_key(node: Any, keys: tuple[str, ...]) -> bool:
+def _has_key(node: Any, keys: tuple[str, ...], *, skip_root: bool = False) -> bool:
+    """Whether a (sub)schema holds one of ``keys`` with a string value (not looking into enum etc.)."""
     stack = [node]
+    first = True
     while stack:
         n = stack.pop()
         if isinstance(n, dict):
-            if any(isinstance(n.get(k), str) for k in keys):
+            if not (first and skip_root) and any(isinstance(n.get(k), str) for k in keys):
                 return True
+            first = False
             stack.extend(sub for _, _, sub in _subschemas(n))
     return False
 
 
 # ---------------------------------------------------------------------------------------------
 # Step 3: the walk.
+
+
+Stack = tuple[str, ...]  # the definitions inlined on the way to a node ("#" is the root)
 
 
 def _annotations(node: dict[str, Any]) -> dict[str, Any]:
@@ -486,7 +512,7 @@ def _object_structure(node: dict[str, Any]) -> bool:
 
 
 class _Transformer:
-    def __init__(self, rules: FamilyRules, strict: bool, prepared: _Prepared, *, inline_annotated: bool = True) -> None:
+    def __init__(self, rules: FamilyRules, strict: bool, prepared: Prepared, *, inline_annotated: bool = True) -> None:
         self.rules = rules
         self.strict = strict
         self.prepared = prepared
@@ -514,14 +540,19 @@ class _Transformer:
     def summary(self) -> list[str]:
         lines = list(self.downgrades)
         if self.closed:
-            shown = ", ".join(self.closed[:8]) + (f" and {len(self.closed) - 8} more" if len(self.closed) > 8 else "")
+            closed = sorted(dict.fromkeys(self.closed), key=lambda p: (p != "(root)", p))
+            shown = ", ".join(closed[:8]) + (f" and {len(closed) - 8} more" if len(closed) > 8 else "")
             lines.append(f"{shown}: additionalProperties set to false (keys the schema does not declare are not produced)")
         return lines
 
     # -- combinators ------------------------------------------------------------------------------
 
-    def _inline(self, sub: Any, stack: frozenset[str]) -> tuple[Any, frozenset[str], bool]:
-        """(schema, names now inlined, ok): a {"$ref"} item replaced by its target unless recursive."""
+    def _inline(self, sub: Any, stack: Stack) -> tuple[Any, Stack, bool]:
+        """(schema, names now inlined, ok): a {"$ref"} item replaced by its target, unless that
+        target is already being inlined twice on this path (recursion) or does not exist.
+
+        Twice, not once: the stack holds every definition inlined into a node and its subtree, so
+        a definition merged at the root may be met again in a property that is not its own."""
         inlined = stack
         guard = 0
         while isinstance(sub, dict) and isinstance(sub.get("$ref"), str) and guard < 64:
@@ -529,17 +560,17 @@ class _Transformer:
             ref = sub["$ref"]
             target = self.target(ref)
             name = ref
-            if target is None or name in inlined:
+            if target is None or inlined.count(name) >= 2:
                 return sub, inlined, False
             rest = {k: v for k, v in sub.items() if k != "$ref"}
-            inlined = inlined | {name}
+            inlined = inlined + (name,)
             if rest:
                 sub = {"allOf": [target, rest]}
                 break
             sub = target
         return sub, inlined, True
 
-    def _merge(self, items: list[Any], parts: tuple[str, ...], stack: frozenset[str]) -> tuple[dict[str, Any], frozenset[str], list[Any]]:
+    def _merge(self, items: list[Any], parts: tuple[str, ...], stack: Stack) -> tuple[dict[str, Any], Stack, list[Any]]:
         """The conjunction of ``items`` as one node (a superset where it cannot be exact).
 
         Returns (node, names inlined on the way, schemas whose declared properties must stay
@@ -632,7 +663,7 @@ class _Transformer:
             self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
         return merged, inlined, folds
 
-    def _declared(self, node: Any, stack: frozenset[str], depth: int = 0) -> dict[str, list[Any]]:
+    def _declared(self, node: Any, stack: Stack, depth: int = 0) -> dict[str, list[Any]]:
         """Property name → the schemas a subschema (and what it combines) declares for it."""
         found: dict[str, list[Any]] = {}
         if not isinstance(node, dict) or depth > 16:
@@ -640,7 +671,7 @@ class _Transformer:
         if isinstance(node.get("$ref"), str):
             target = self.target(node["$ref"])
             if target is not None and node["$ref"] not in stack:
-                for k, v in self._declared(target, stack | {node["$ref"]}, depth + 1).items():
+                for k, v in self._declared(target, stack + (node["$ref"],), depth + 1).items():
                     found.setdefault(k, []).extend(v)
         for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
             found.setdefault(name, []).append(sub)
@@ -657,7 +688,7 @@ class _Transformer:
                 found.setdefault(k, []).extend(v)
         return found
 
-    def _fold(self, node: dict[str, Any], sources: list[Any], stack: frozenset[str]) -> dict[str, Any]:
+    def _fold(self, node: dict[str, Any], sources: list[Any], stack: Stack) -> dict[str, Any]:
         """Declare the properties that removed branches declare, as optional properties."""
         declared: dict[str, list[Any]] = {}
         for src in sources:
@@ -681,7 +712,7 @@ class _Transformer:
 
     # -- the walk ---------------------------------------------------------------------------------
 
-    def walk(self, node: Any, parts: tuple[str, ...], stack: frozenset[str] = frozenset()) -> Any:
+    def walk(self, node: Any, parts: tuple[str, ...], stack: Stack = ()) -> Any:
         if isinstance(node, bool):
             if self.strict and node is True:
                 raise _NotStrict(_ptr(parts), "a schema that allows any value, which strict mode cannot express")
@@ -733,6 +764,14 @@ class _Transformer:
             node["type"] = types[0]
         if types:
             node = _prune_for_types(node, types)
+            if isinstance(node.get("enum"), list):
+                # type and enum both apply: only the values of an allowed type can occur.
+                fitting = [v for v in node["enum"] if _json_type(v) in types or (_json_type(v) == "integer" and "number" in types)]
+                if len(fitting) != len(node["enum"]):
+                    node = {**node, "enum": fitting} if fitting else {k: v for k, v in node.items() if k != "enum"}
+            if self.rules.single_types and "enum" in node and {"object", "array"} & set(types):
+                node = {k: v for k, v in node.items() if k != "enum"}
+                self.lost(parts, "enum of objects or arrays")
 
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in _ASSERTING}
@@ -758,6 +797,16 @@ class _Transformer:
                     node["maxItems"] = len(node["prefixItems"])
             else:
                 node["items"] = {"anyOf": [node["items"], *node["prefixItems"]]}
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, dict) and patterns and "patternProperties" not in sup:
+            extra = node.get("additionalProperties")
+            if self.strict and not node.get("properties"):
+                raise _NotStrict(_ptr(parts), "an object whose keys are only given by patterns (strict mode needs its properties declared)")
+            if not self.strict and extra is not None and extra is not True:
+                # Keys matching a pattern must stay allowed once the patterns are gone.
+                allowed = [s for s in patterns.values()] + ([] if extra is False else [extra])
+                node = dict(node)
+                node["additionalProperties"] = allowed[0] if len(allowed) == 1 else {"anyOf": allowed}
         if closing and folds:
             node = self._fold(node, folds, stack)
         if self.strict and isinstance(node.get("required"), list):
@@ -825,7 +874,7 @@ class _Transformer:
             out = {"$ref": out["$ref"]}
         return out
 
-    def _distribute(self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: frozenset[str], folds: list[Any]) -> dict[str, Any]:
+    def _distribute(self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: Stack, folds: list[Any]) -> dict[str, Any]:
         """Keywords beside an anyOf, moved into each alternative (exact: A ∧ (B ∨ C) = (A ∧ B) ∨ (A ∧ C))."""
         out: dict[str, Any] = {k: v for k, v in node.items() if k in _KEEP_ANNOTATIONS and isinstance(v, str)}
         alts = []
@@ -849,7 +898,7 @@ class _Transformer:
         out["anyOf"] = unique
         return out
 
-    def _split_types(self, node: dict[str, Any], types: list[str], parts: tuple[str, ...], stack: frozenset[str]) -> dict[str, Any]:
+    def _split_types(self, node: dict[str, Any], types: list[str], parts: tuple[str, ...], stack: Stack) -> dict[str, Any]:
         """A multi-type node as an anyOf of single-type nodes (each with its type's keywords)."""
         out: dict[str, Any] = {k: v for k, v in node.items() if k in _KEEP_ANNOTATIONS and isinstance(v, str)}
         rest = {k: v for k, v in node.items() if k not in _KEEP_ANNOTATIONS and k != "type"}
@@ -1011,6 +1060,52 @@ def _refs_in(node: Any) -> set[str]:
         elif isinstance(n, list):
             stack.extend(n)
     return found
+
+
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_LIST = ("allOf", "anyOf", "oneOf")
+
+
+def in_place_cycle(schema: Any) -> str | None:
+    """A `$ref` chain that comes back to where it started without descending into the value
+    (e.g. ``{"not": {"$ref": "#"}}``): validating against it never ends. Returns one ref of it."""
+    prepared = prepare_schema(schema)
+    graph: dict[str, set[str]] = {}
+    for name, node in [("#", prepared.body), *((f"#/$defs/{n}", d) for n, d in prepared.defs.items())]:
+        refs: set[str] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, dict):
+                continue
+            if isinstance(n.get("$ref"), str):
+                refs.add(n["$ref"])
+            stack.extend(n[k] for k in _IN_PLACE_ONE if k in n)
+            for k in _IN_PLACE_LIST:
+                if isinstance(n.get(k), list):
+                    stack.extend(n[k])
+            if isinstance(n.get("dependentSchemas"), dict):
+                stack.extend(n["dependentSchemas"].values())
+        graph[name] = refs
+    state: dict[str, int] = {}
+    used = ["#", *(f"#/$defs/{n}" for n in _reachable(prepared.body, prepared.defs))]
+    for start in used:
+        if state.get(start):
+            continue
+        path = [(start, iter(sorted(graph[start])))]
+        state[start] = 1
+        while path:
+            n, it = path[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[n] = 2
+                path.pop()
+            elif nxt in graph and state.get(nxt) == 1:
+                return nxt
+            elif nxt in graph and not state.get(nxt):
+                state[nxt] = 1
+                path.append((nxt, iter(sorted(graph[nxt]))))
+    return None
 
 
 def _def_of(ref: str) -> str | None:
@@ -1231,9 +1326,9 @@ def _without_enums(node: Any, drop: set[int]) -> Any:
 # The plan.
 
 
-def _transform(prepared: _Prepared, rules: FamilyRules, strict: bool, *, inline_annotated: bool = True) -> tuple[Any, dict[str, Any], _Transformer]:
+def _transform(prepared: Prepared, rules: FamilyRules, strict: bool, *, inline_annotated: bool = True) -> tuple[Any, dict[str, Any], _Transformer]:
     t = _Transformer(rules, strict, prepared, inline_annotated=inline_annotated)
-    body = t.walk(prepared.body, (), frozenset({"#"}))
+    body = t.walk(prepared.body, (), ("#",))
     defs: dict[str, Any] = {}
     todo = [n for n in _reachable(body, prepared.defs)]
     done: set[str] = set()
@@ -1242,8 +1337,8 @@ def _transform(prepared: _Prepared, rules: FamilyRules, strict: bool, *, inline_
         if name in done:
             continue
         done.add(name)
-        defs[name] = t.walk(prepared.defs[name], ("$defs", name), frozenset({f"#/$defs/{name}"}))
-        todo.extend(n for n in _reachable(defs[name], prepared.defs) if n not in done)
+        defs[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
+        todo.extend(n for n in map(_def_of, _refs_in(defs[name])) if n is not None and n in prepared.defs and n not in done)
     if strict:
         if not rules.recursion_ok and _has_cycle(body, defs):
             raise _NotStrict("(root)", "a recursive schema, which this provider's strict mode does not accept")
@@ -1312,17 +1407,20 @@ def build_plan(
 
         body = upgrade(schema)
         body = {k: v for k, v in body.items() if k not in ("$schema", "$id")} if isinstance(body, dict) else body
+        passthrough_notes: list[str] = []
+        body = _relax_negations(body, "", passthrough_notes)
         envelope = allow_need or not _is_plain_object(body)
         provider = body
         if envelope:
             if not isinstance(body, dict):
                 body = {} if body is True else {"not": {}}
-            defs = body.get("$defs")
+            defs = body.get("$defs") if isinstance(body.get("$defs"), dict) else None
             inner = {k: v for k, v in body.items() if k != "$defs"}
-            if "#" in _refs_in(inner) or any(r.startswith("#/") and not r.startswith("#/$defs/") for r in _refs_in(inner)):
-                fix = lambda r: f"#/$defs/{TARGET_DEF}" + r[1:] if r.startswith("#") and not r.startswith("#/$defs/") else r  # noqa: E731
-                inner = _rewrite_refs(inner, fix)
-                defs = {**(defs or {}), TARGET_DEF: inner}
+            to_target = lambda r: f"#/$defs/{TARGET_DEF}" + r[1:] if r.startswith("#") and not r.startswith("#/$defs/") else r  # noqa: E731
+            if any(to_target(r) != r for r in _refs_in(inner) | _refs_in(list((defs or {}).values()))):
+                # Refs into the target itself (recursion, or pointers into it): keep it addressable.
+                inner = _rewrite_refs(inner, to_target)
+                defs = {**{k: _rewrite_refs(v, to_target) for k, v in (defs or {}).items()}, TARGET_DEF: inner}
                 inner = {"$ref": f"#/$defs/{TARGET_DEF}"}
             result_schema = make_nullable(inner) if allow_need else inner
             props: dict[str, Any] = {RESULT_KEY: result_schema}
@@ -1331,9 +1429,9 @@ def build_plan(
             provider = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
             if defs:
                 provider["$defs"] = defs
-        return _plan(provider, False, envelope, [], False, rules, name)
+        return _plan(provider, False, envelope, passthrough_notes, False, rules, name)
 
-    prepared = _prepare(schema)
+    prepared = prepare_schema(schema)
     want_strict = bool(require_strict and capabilities.strict_json_schema)
     downgrades: list[str] = []
     if want_strict:
@@ -1358,6 +1456,42 @@ def build_plan(
     provider, envelope = _assemble(body, defs, t, allow_need=allow_need)
     provider = _fix_unresolvable(provider, downgrades)
     return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, rules, name)
+
+
+_NOT_SCHEMAS = ("enum", "const", "default", "examples")
+_MAYBE_UNENFORCED = ("format", "$ref", "$dynamicRef")
+
+
+def _relax_negations(node: Any, where: str, notes: list[str]) -> Any:
+    """A schema sent as it is, minus what could turn into a false rejection.
+
+    A provider may treat ``format`` as an annotation (always true) and may not follow a reference.
+    That only loosens a schema, except under ``not``, an ``if`` or ``oneOf`` (two branches that
+    differ only by a format both match): there it rejects valid answers. Such a ``not`` or
+    ``if``/``then``/``else`` is removed and such a ``oneOf`` becomes ``anyOf``; the exact schema is
+    still checked locally.
+    """
+    if isinstance(node, list):
+        return [_relax_negations(x, f"{where}/{i}", notes) for i, x in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (v if k in _NOT_SCHEMAS else _relax_negations(v, f"{where}/{k}", notes)) for k, v in node.items()}
+    here = where or "(root)"
+    if "not" in out and _has_key(out["not"], _MAYBE_UNENFORCED):
+        del out["not"]
+        notes.append(f"{here}: not removed (a format or reference in it may not be enforced by the provider; checked locally)")
+    if "if" in out and _has_key(out["if"], _MAYBE_UNENFORCED):
+        for key in ("if", "then", "else"):
+            out.pop(key, None)
+        notes.append(f"{here}: if/then/else removed (a format or reference in its condition may not be enforced; checked locally)")
+    if isinstance(out.get("oneOf"), list) and _has_key({"anyOf": out["oneOf"]}, _MAYBE_UNENFORCED, skip_root=True):
+        alternatives = out.pop("oneOf")
+        if "anyOf" in out:
+            out["allOf"] = [*(out.get("allOf") or []), {"anyOf": alternatives}]
+        else:
+            out["anyOf"] = alternatives
+        notes.append(f"{here}: oneOf relaxed to anyOf (exactly-one checked locally)")
+    return out
 
 
 def _plan(provider: Any, strict: bool, envelope: bool, downgrades: list[str], nulls: bool, rules: FamilyRules, name: str) -> ProviderPlan:
@@ -1394,7 +1528,7 @@ def _resolve(root: Any, ref: str) -> Any:
     if not frag.startswith("/"):
         raise KeyError(ref)  # an anchor
     for raw in frag[1:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
+        part = unquote(raw).replace("~1", "/").replace("~0", "~")
         if isinstance(node, dict):
             node = node[part]
         elif isinstance(node, list):
@@ -1415,7 +1549,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     from vance_cli.llm.reasons import make_validator
 
     del validator  # the caller's validator knows the caller's refs; these are the prepared ones
-    prepared = _prepare(schema)
+    prepared = prepare_schema(schema)
     defs = prepared.defs
     to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
     check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}

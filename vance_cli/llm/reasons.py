@@ -25,6 +25,7 @@ MAX_REASON_ERRORS = 10
 MAX_VALUE_CHARS = 60
 MAX_ENUM_SHOWN = 12  # allowed values listed in an enum error; the rest are counted
 MAX_WORDS_CHARS = 400  # a message taken from jsonschema as it is, cut to this length
+MAX_VALUE_DEPTH = 100  # deeper values are refused unchecked (validation recurses per level)
 
 
 def make_validator(schema: dict[str, Any] | bool) -> Any:
@@ -194,6 +195,11 @@ def _line_key(line: str) -> tuple:
 
 def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Any = None) -> list[str]:
     """Every validation problem as a line, in data order; empty when the instance is valid."""
+    from vance_cli.structure.errors import json_depth
+
+    depth = json_depth(instance)
+    if depth > MAX_VALUE_DEPTH:
+        return [f"(root): the value nests {depth} levels deep; at most {MAX_VALUE_DEPTH} levels are accepted"]
     v = validator or make_validator(schema)
     lines: list[str] = []
     from referencing.exceptions import Unresolvable

@@ -4,12 +4,18 @@ Model misbehaviour (no tool call, bad JSON) is the engines' business and costs n
 only retries what a second attempt can fix, with capped exponential backoff, and then fails with a
 message that says how often it tried, what went wrong last, and what to check. HTTP status mapping
 lives here too, so both model implementations word their errors alike.
+
+``max_total`` bounds the whole call, attempts and waits included (``model.timeout`` bounds one
+attempt): a server that accepts the connection and never answers costs at most ``max_total``
+seconds, not ``attempts × timeout``. Every retry is announced (``announce``, the models pass a
+writer to stderr), so a slow call is never a silent one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -18,7 +24,19 @@ from vance_cli.errors import TransportError
 
 T = TypeVar("T")
 
-DEFAULT_RETRIES: dict[str, float] = {"attempts": 4, "base_delay": 0.5, "max_delay": 4.0, "max_total": 20.0}
+DEFAULT_RETRIES: dict[str, float] = {"attempts": 4, "base_delay": 0.5, "max_delay": 4.0, "max_total": 180.0}
+
+Announce = Callable[[str], None]
+
+
+def announce_on_stderr(text: str) -> None:
+    """The default retry announcer: one line on stderr (stdout is for results).
+
+    The line quotes the server's error text: control sequences are stripped (sanitize.py)."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stderr.write(for_terminal(f"vance: {text}") + "\n")
+    sys.stderr.flush()
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -100,12 +118,30 @@ def error_for_status(
     return TransportError(text, status=status, retryable=retryable, hint=hint, retry_after=retry_after)
 
 
-def timeout_error(model: str, api_base: str | None, timeout: float | None, detail: str = "") -> TransportError:
+def no_answer_hint(api_base: str | None) -> str:
+    """The fix for a server that took the request and never answered (not the fix for a refused connection)."""
+    where = f"the server at {api_base}" if api_base else "the server"
+    return (
+        f"{where} accepted the request but did not answer: check that it is healthy and not stuck or "
+        "overloaded (a local model may still be loading); if it is only slow, raise model.timeout (one "
+        "attempt) and model.retries.max_total (the whole call) in config.toml"
+    )
+
+
+def timeout_error(
+    model: str, api_base: str | None, timeout: float | None, detail: str = "", *, connecting: bool = False
+) -> TransportError:
+    """A timeout: no connection within ``timeout`` (``connecting``), or a connection and no answer."""
     where = api_base or "the provider"
-    text = f"{model} at {where}: timed out" + (f" after {timeout:g}s" if timeout else "")
+    if connecting:
+        text = f"{model} at {where}: could not connect" + (f" within {timeout:g}s" if timeout else "")
+        hint = "is the server running and reachable? check VANCE_API_BASE / model.api_base, and the network"
+    else:
+        text = f"{model} at {where}: no answer" + (f" within {timeout:g}s" if timeout else "") + " (timed out)"
+        hint = no_answer_hint(api_base)
     if detail:
         text += f" ({_short(detail, 200)})"
-    return TransportError(text, status=None, retryable=True, hint="raise model.timeout in config.toml, or check the server")
+    return TransportError(text, status=None, retryable=True, hint=hint)
 
 
 def connection_error(model: str, api_base: str | None, detail: str) -> TransportError:
@@ -124,24 +160,52 @@ async def with_transport_retries(
     attempts: int = 4,
     base_delay: float = 0.5,
     max_delay: float = 4.0,
-    max_total: float = 20.0,
+    max_total: float = 180.0,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    clock: Callable[[], float] = time.monotonic,
     describe: str = "",
+    announce: Announce | None = None,
+    cut_attempts: bool = True,
 ) -> T:
-    """Await ``fn()``; retry it on TransportError(retryable=True) only.
+    """Await ``fn()``; retry it on TransportError(retryable=True) only, within ``max_total`` seconds.
 
     The n-th wait is ``min(max_delay, base_delay * 2**(n-1))``, raised to the server's Retry-After when
-    it asks for longer (still capped at ``max_delay``). No jitter, so tests can assert the waits. The
-    loop stops early when the next wait would take the total past ``max_total``.
+    it asks for longer (still capped at ``max_delay``). No jitter, so tests can assert the waits.
+    ``max_total`` (> 0) bounds the whole call: an attempt still running when it is spent is cut off
+    (a timeout), and no wait starts that would end past it. ``max_total <= 0`` means no bound.
+    Each retry is announced with ``announce(text)`` before its wait. ``cut_attempts=False`` (a
+    stream that may rightly run long) lets a running attempt finish; the budget then bounds only
+    the waits and whether another attempt starts.
     """
     attempts = max(1, int(attempts))
+    bounded = max_total > 0
+    started = clock()
     waited = 0.0
     made = 0
     last: TransportError | None = None
+    budget_spent = False
+
+    def spent() -> float:
+        # Waits count even when ``sleep`` is a test double that does not let the clock move.
+        return max(clock() - started, waited)
+
     for attempt in range(1, attempts + 1):
         made = attempt
         try:
-            return await fn()
+            if not bounded or not cut_attempts:
+                return await fn()
+            remaining = max_total - spent()
+            try:
+                return await asyncio.wait_for(fn(), timeout=max(remaining, 0.001))
+            except TimeoutError:
+                budget_spent = True
+                last = TransportError(
+                    f"{describe + ': ' if describe else ''}no answer within the {max_total:g}s budget of the whole call",
+                    status=None,
+                    retryable=True,
+                    hint=no_answer_hint(None),
+                )
+                break
         except TransportError as exc:
             if not exc.retryable:
                 raise
@@ -151,26 +215,34 @@ async def with_transport_retries(
         delay = min(max_delay, base_delay * (2 ** (attempt - 1)))
         if last.retry_after is not None:
             delay = min(max_delay, max(delay, last.retry_after))
-        if waited + delay > max_total:
+        if bounded and spent() + delay >= max_total:
+            budget_spent = True
             break
+        if announce is not None:
+            what = f"{describe}: " if describe else ""
+            announce(f"{what}{_without_prefix(last.message, describe)}; retrying in {delay:g}s (attempt {attempt + 1} of {attempts})")
         await sleep(delay)
         waited += delay
     assert last is not None
-    reason = last.message
-    if describe and reason.startswith(describe + ": "):
-        reason = reason[len(describe) + 2 :]  # say "model at base" once
+    reason = _without_prefix(last.message, describe)
     what = f"{describe}: " if describe else ""
     plural = "attempt" if made == 1 else "attempts"
     hint = last.hint or "check the server, or raise model.retries.attempts / max_total in config.toml"
-    if made < attempts:
-        hint += f" (stopped early: the next wait would pass the {max_total:g}s total retry budget)"
+    if budget_spent and made < attempts:
+        hint += f" (stopped early: model.retries.max_total = {max_total:g}s bounds the whole call, attempts and waits)"
+    took = f"{spent():.3g}s" if bounded else f"{waited:g}s waiting"
     raise TransportError(
-        f"{what}gave up after {made} {plural} ({waited:g}s waiting); last error: {reason}",
+        f"{what}gave up after {made} {plural} ({took}); last error: {reason}",
         status=last.status,
         retryable=True,
         hint=hint,
         retry_after=last.retry_after,
     ) from last
+
+
+def _without_prefix(message: str, describe: str) -> str:
+    """A message without its leading "model at base: " (so the endpoint is named once)."""
+    return message[len(describe) + 2 :] if describe and message.startswith(describe + ": ") else message
 
 
 async def retry_per_settings(
@@ -179,6 +251,8 @@ async def retry_per_settings(
     *,
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     describe: str = "",
+    announce: Announce | None = None,
+    cut_attempts: bool = True,
 ) -> T:
     """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
     return await with_transport_retries(
@@ -189,4 +263,6 @@ async def retry_per_settings(
         max_total=retries["max_total"],
         sleep=sleep,
         describe=describe,
+        announce=announce,
+        cut_attempts=cut_attempts,
     )

@@ -5,7 +5,8 @@
 not apply. A reply is a ``Completion``, a ``str`` (a text reply), a dict (the script-file form)::
 
     {"text": "...", "tool_calls": [{"name": "respond", "arguments": {"message": "hi"}, "id": "call_7"}],
-     "finish_reason": "tool_calls", "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+     "finish_reason": "tool_calls", "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+     "refusal": null}
 
 or (ScriptedModel only) a callable ``fn(request)`` returning one of those. Tool call ids default
 to ``call_1``, ``call_2``, ... (one counter per model). Every reply counts as one call in usage.
@@ -54,6 +55,7 @@ class Reply(BaseModel):
     tool_calls: list[ToolCallReply] = Field(default_factory=list)
     finish_reason: str | None = None
     usage: UsageReply | None = None
+    refusal: str | None = None  # the model declines (OpenAI's refusal field)
 
 
 class ScriptFile(BaseModel):
@@ -103,7 +105,7 @@ def _coerce(reply: Any, *, name: str, new_id: Callable[[], str]) -> Completion:
         except ValidationError as exc:
             raise ModelError(
                 f"{name}: bad scripted reply {reply!r}: {_first_error(exc)}",
-                hint="a reply is a string or {text, tool_calls: [{name, arguments, id?}], finish_reason, usage}",
+                hint="a reply is a string or {text, tool_calls: [{name, arguments, id?}], finish_reason, usage, refusal}",
             ) from exc
         calls = [
             ToolCall(
@@ -119,6 +121,7 @@ def _coerce(reply: Any, *, name: str, new_id: Callable[[], str]) -> Completion:
             tool_calls=calls,
             usage=usage,
             finish_reason=spec.finish_reason or ("tool_calls" if calls else "stop"),
+            refusal=spec.refusal,
         )
     else:
         raise ModelError(

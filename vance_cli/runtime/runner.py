@@ -54,6 +54,10 @@ class Runtime:
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
         self._tools = None
+        # Processes this invocation created (and their children): the user chose their tools on
+        # this command line (--recipe, --allow-exec, --check), so an untrusted folder does not
+        # narrow them. Process files found on disk there might have come with the repository.
+        self._created: set[str] = set()
 
     def model(self, name: str) -> ChatModel:
         if name not in self._models:
@@ -95,7 +99,13 @@ class Runtime:
             workspace=str((workspace or self.scopes.cwd).resolve()),
         )
         self.store.create(process)
+        self._created.add(process.id)
         return process
+
+    def created_child(self, parent: Process, child: Process) -> None:
+        """``child`` was spawned by ``parent`` in this invocation: it is as trusted as its parent."""
+        if parent.id in self._created:
+            self._created.add(child.id)
 
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
@@ -152,19 +162,25 @@ class Runtime:
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
+        tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
+        engine_extra: dict[str, Any] = {"host": host} if host is not None else {}
+        if not self.scopes.project_trusted and process.id not in self._created:
+            tools, recipe_exec = self._untrusted_tools(process)
+            engine_extra["untrusted"] = self._untrusted_where()
         deps = EngineDeps(
             model=model,
-            tools=self._tools,
+            tools=tools,
             bus=self.bus,
             persist=self._persist,
             tool_context=ToolContext(
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                extra={"host": host} if host is not None else {},  # delegation tools reach the scheduler
+                # recipe_exec: the exec_run policy; host: the scheduler (delegation tools reach it)
+                extra={"recipe_exec": recipe_exec, **({"host": host} if host is not None else {})},
             ),
             stream=self.stream,
-            extra={"host": host} if host is not None else {},
+            extra=engine_extra,
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -192,6 +208,69 @@ class Runtime:
     def _persist(self, process: Process) -> None:
         self.store.save(process)
         crashpoint(f"save.{process.engine}")
+
+    def _untrusted_where(self) -> tuple[Path, str]:
+        """The untrusted project folder and the command that trusts it."""
+        from vance_cli.config.trust import check
+
+        root = self.scopes.project.parent if self.scopes.project else self.scopes.cwd
+        return root, check(self.scopes).command
+
+    def _untrusted_tools(self, process: Process):
+        """The tools a process file in an untrusted project may use, and its exec settings.
+
+        Such a file may come with the cloned repository, its recipe snapshot granting exec_run.
+        It gets what its recipe name grants from the trusted scopes (user, bundled), or the
+        engine's default tools; every other tool in the snapshot answers with a refusal. The
+        workspace must lie in the project folder.
+        """
+        from vance_cli.config.recipes import CHAT_DEFAULT_TOOLS, ENGINE_DEFAULT_TOOLS, Recipe, load_recipe
+        from vance_cli.errors import VanceError
+        from vance_cli.tools.base import Tool, ToolResult, builtin_registry
+
+        project_root, command = self._untrusted_where()
+        workspace = Path(process.workspace or self.scopes.cwd).resolve()
+        if not workspace.is_relative_to(project_root):
+            raise UsageError(
+                f"process {process.id} works in {workspace}, outside {project_root}, and its file "
+                f"is in {project_root}/.vance, which is not trusted",
+                hint=f"if you made this process, trust the folder with: {command}",
+            )
+        try:
+            trusted = load_recipe(process.recipe_name or "", self.scopes)
+            named_file = trusted.path if trusted.origin is None else None
+            if named_file is not None and named_file.resolve().is_relative_to(project_root):
+                # A recipe_name that is a path to a file in the repository (outside .vance/ too):
+                # the file came with the repository as much as the process file did.
+                raise UsageError(f"recipe {process.recipe_name} is in the untrusted folder")
+            allowed, exec_spec = set(trusted.tool_names()), trusted.exec.model_dump()
+        except VanceError:
+            allowed = set(ENGINE_DEFAULT_TOOLS.get(process.engine, CHAT_DEFAULT_TOOLS))
+            exec_spec = {}
+        try:
+            wanted = Recipe.model_validate(process.recipe).tool_names()
+        except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
+            wanted = []
+        extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
+        if not extra:
+            return self._tools, exec_spec
+        registry = builtin_registry()
+        for name in extra:
+            base = self._tools.get(name)
+            message = (
+                f"{name} is not available: this process file is in {project_root}/.vance, which is "
+                f"not trusted, and only its recipe there grants {name}. Tell the user; they can "
+                f"trust the folder with `{command}` and resume"
+            )
+
+            async def refuse(args, ctx, message=message) -> ToolResult:
+                return ToolResult.error(message)
+
+            registry.register(
+                name,
+                lambda base=base, refuse=refuse: Tool(base.name, base.description, base.parameters, refuse),
+            )
+        return registry, exec_spec
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition

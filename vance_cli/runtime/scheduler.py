@@ -201,6 +201,7 @@ class Scheduler:
             self.store.create(child)
         except StoreError:  # created by an earlier run that crashed before recording it: adopt it
             child = self.store.load(child_id)
+        self.runtime.created_child(parent, child)
         self.tree[child.id] = child
         return child
 

@@ -8,12 +8,15 @@ a power cut. Any failure removes the temp file and leaves the original alone.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
 import stat
 from pathlib import Path
 from typing import Any
+
+from vance_cli.errors import StoreError
 
 TEMP_PREFIX = "."
 TEMP_SUFFIX = ".tmp"
@@ -35,6 +38,28 @@ def _current_umask() -> int:
 
 
 _UMASK = _current_umask()
+
+
+_WHY = {
+    errno.EROFS: "the file system is read-only",
+    errno.ENOSPC: "no space is left on the disk",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.EISDIR: "it is a folder",
+}
+
+
+def write_error(path: Path | str, exc: OSError, what: str = "file") -> StoreError:
+    """A StoreError that says which file could not be written and why (instead of a raw OSError)."""
+    why = _WHY.get(exc.errno or 0) or exc.strerror or str(exc)
+    folder = Path(path).parent
+    return StoreError(
+        f"cannot write {what} {path}: {why}",
+        hint=f"make {folder} writable and make sure its disk has space; Vance keeps its state in "
+        "$VANCE_HOME (default ~/.vance), or in the .vance/ folder of a project",
+    )
 
 
 def is_temp_file(path: Path) -> bool:

@@ -19,7 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
 from vance_cli.sanitize import safe_data
-from vance_cli.store.atomic import atomic_write_text, is_temp_file
+from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 
@@ -136,7 +136,13 @@ class ProcessStore:
     # ------------------------------------------------------------------ writing
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
-        atomic_write_text(self.path(process.id), _serialize(process), exclusive=exclusive)
+        path = self.path(process.id)
+        try:
+            atomic_write_text(path, _serialize(process), exclusive=exclusive)
+        except FileExistsError:
+            raise
+        except OSError as exc:  # read-only or full state folder: say which file and why
+            raise write_error(path, exc, "process file") from exc
 
     def create(self, process: Process) -> None:
         """Write a new process file; StoreError if a file with that id exists."""

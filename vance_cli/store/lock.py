@@ -104,9 +104,14 @@ def process_lock(lock_path: Path, process_id: str) -> Iterator[None]:
     """Hold the exclusive lock for ``process_id`` or raise ProcessLocked naming the holder."""
     import fcntl  # POSIX only; imported here so listing processes never needs it
 
+    from vance_cli.store.atomic import write_error
+
     lock_path = Path(lock_path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise write_error(lock_path, exc, "lock file") from exc
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -120,8 +125,11 @@ def process_lock(lock_path: Path, process_id: str) -> Iterator[None]:
             ) from None
         try:
             data = json.dumps(_holder_info()).encode("utf-8")
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, data, 0)
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            except OSError as exc:
+                raise write_error(lock_path, exc, "lock file") from exc
             yield
         finally:
             # Empty first, unlock second: a reader never sees our info on a free lock for long.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vance_cli.errors import StoreError
 from vance_cli.llm.base import ChatModel, Message, Usage
 
 CACHE_TABLE = "structure_schema_cache"
@@ -123,7 +124,7 @@ class SchemaCache:
 
 @dataclass
 class BuildResult:
-    status: str  # "ok" | "need-more-input" | "stale"
+    status: str  # "ok" | "need-more-input" | "stale" | "refused"
     schema: dict[str, Any] | None = None
     confidence: float | None = None
     clarifying_questions: list[str] = field(default_factory=list)
@@ -134,10 +135,13 @@ class BuildResult:
     usage: Usage = field(default_factory=Usage)
     downgrades: list[str] = field(default_factory=list)
     model: str = ""
+    refusal: str | None = None  # status "refused": the builder model's refusal
+    warnings: list[str] = field(default_factory=list)  # e.g. the cache could not be written
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "status": self.status,
+            **({"refusal": self.refusal} if self.refusal else {}),
             "schema": self.schema,
             "confidence": self.confidence,
             "clarifyingQuestions": self.clarifying_questions,
@@ -145,6 +149,7 @@ class BuildResult:
             "errors": self.errors,
             "cached": self.cached,
             "iterations": self.iterations,
+            "warnings": self.warnings,
             "model": self.model,
             "usage": {
                 "calls": self.usage.calls,
@@ -214,8 +219,9 @@ class SchemaBuilder:
     async def build(self, description: str, *, use_cache: bool = True) -> BuildResult:
         from vance_cli.llm.json_call import call_for_json
 
+        warnings: list[str] = []
         if use_cache and self.cache is not None:
-            hit = self.cache.get(description, self.model_name)
+            hit = self._cache_call(warnings, self.cache.get, description, self.model_name)
             if hit is not None:
                 return self._gate(
                     BuildResult(
@@ -248,7 +254,11 @@ class SchemaBuilder:
             usage=out.usage,
             downgrades=out.schema_downgrades + out.format_fallbacks,
             model=self.model_name,
+            warnings=warnings,
         )
+        if out.status == "refused":
+            result.refusal = out.refusal
+            return result
         if out.status != "ok":
             result.status = "stale"
             result.errors = [f"schema builder: {e}" for e in out.errors]
@@ -260,9 +270,22 @@ class SchemaBuilder:
         result = self._gate(result)
         if result.status == "ok" and use_cache and self.cache is not None:
             # Only accepted schemas are cached: a rephrased or repeated vague description gets a fresh try.
-            self.cache.put(
+            self._cache_call(
+                warnings,
+                self.cache.put,
                 description,
                 self.model_name,
                 {"schema": result.schema, "confidence": result.confidence, "clarifyingQuestions": result.clarifying_questions},
             )
         return result
+
+    @staticmethod
+    def _cache_call(warnings: list[str], fn: Callable[..., Any], *args: Any) -> Any:
+        """A cache lookup or store; a cache that cannot be read or written is a warning, not a failure."""
+        try:
+            return fn(*args)
+        except StoreError as exc:
+            line = f"the schema cache was not used: {exc.message}"
+            if line not in warnings:
+                warnings.append(line)
+            return None

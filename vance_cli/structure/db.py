@@ -44,10 +44,13 @@ class AtomicJSONStorage(Storage):
         return data
 
     def write(self, data: dict[str, Any]) -> None:
-        from vance_cli.store.atomic import atomic_write_json
+        from vance_cli.store.atomic import atomic_write_json, write_error
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(self.path, data)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(self.path, data)
+        except OSError as exc:
+            raise write_error(self.path, exc, "the structure database") from exc
 
     def close(self) -> None:
         pass

@@ -168,18 +168,15 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
             hint="fix the schema, or declare the draft it is written in with \"$schema\" (e.g. \"http://json-schema.org/draft-07/schema#\")",
         ) from None
     check_refs(schema, where)
-    # A root-level $ref loop passes the meta-schema but makes every validation recurse forever.
-    from vance_cli.llm.reasons import make_validator
+    # A $ref loop that never descends into the value passes the meta-schema but makes every
+    # validation recurse forever (found statically: probing could crash inside `referencing`).
+    from vance_cli.llm.provider_schema import in_place_cycle
 
-    probe = make_validator(schema)
-    try:
-        probe.is_valid(None)
-        probe.is_valid({})
-    except RecursionError:
+    if in_place_cycle(schema) is not None:
         raise InvalidSchema(
             f"{where} refers to itself without descending into the value (a $ref loop)",
             hint='make every recursive "$ref" sit under properties or items',
-        ) from None
+        )
     if len(_CHECKED) >= 16:
         _CHECKED.pop(next(iter(_CHECKED)))
     _CHECKED[id(schema)] = schema

@@ -80,9 +80,13 @@ class StructureUsage(BaseModel):
 class StructureResult(BaseModel):
     """Spec §2.1 return shape plus what a user needs to see the cost and the provider's share."""
 
-    status: Literal["ok", "need-more-input", "stale"]
+    # "refused": the model declined to answer (its words in ``refusal``); not part of spec §2.1's
+    # three statuses, which have no place for a refusal: it is neither missing input nor a
+    # validation failure, and retrying would only press the model again.
+    status: Literal["ok", "need-more-input", "stale", "refused"]
     data: Any = None
     need: str | None = None
+    refusal: str | None = None
     errors: list[str] = Field(default_factory=list)
     schemaOrigin: str
     iterations: int = 0
@@ -95,10 +99,12 @@ class StructureResult(BaseModel):
     # the same for the same schema whether text mode built it now or took it from the cache.
     schemaDowngrades: list[str] = Field(default_factory=list)
     formatFallbacks: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # retries worth knowing about (a reply cut off at max_tokens)
     stage: Literal["builder", "content"] = "content"  # the stage that ended the call (builder: text mode's schema builder)
     schemaCached: bool | None = None  # text mode: the builder's schema came from the cache
     builderIterations: int | None = None  # text mode: builder attempts made (0 on a cache hit)
     builderNotes: list[str] | None = None  # text mode: the builder call's own downgrades and format fallbacks
+    warnings: list[str] | None = None  # what went wrong around the call without failing it (e.g. the schema cache)
     schema_: dict[str, Any] | None = Field(default=None, alias="schema", exclude=True)  # the schema used
 
     model_config = ConfigDict(populate_by_name=True)
@@ -112,7 +118,9 @@ class StructureResult(BaseModel):
             out.pop("need", None)
         if self.status != "stale":
             out.pop("errors", None)
-        for key in ("schemaCached", "builderIterations", "builderNotes"):
+        if self.status != "refused":
+            out.pop("refusal", None)
+        for key in ("schemaCached", "builderIterations", "builderNotes", "warnings"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -245,7 +253,12 @@ class StructureService:
                 raise UsageError("the schema description is empty", hint="describe the fields you want, e.g. 'name (string), age (integer)'")
             built = await self._build(description, request.model, require_strict)
             usage.add(built.usage)
-            builder_info = {"schemaCached": built.cached, "builderIterations": built.iterations, "builderNotes": list(built.downgrades)}
+            builder_info = {
+                "schemaCached": built.cached,
+                "builderIterations": built.iterations,
+                "builderNotes": list(built.downgrades),
+                "warnings": list(built.warnings) or None,
+            }
             base = {
                 "schemaOrigin": "inferred",
                 "schemaMode": mode,
@@ -258,6 +271,8 @@ class StructureService:
             }
             if built.status == "need-more-input":
                 return StructureResult(status="need-more-input", need=built.need, schema=built.schema, **base)
+            if built.status == "refused":
+                return StructureResult(status="refused", refusal=built.refusal, **base)
             if built.status != "ok" or built.schema is None:
                 return StructureResult(status="stale", errors=built.errors, **base)
             schema = built.schema
@@ -288,6 +303,7 @@ class StructureService:
             status=out.status,
             data=out.data,
             need=out.need,
+            refusal=out.refusal,
             errors=out.errors,
             schemaOrigin=origin,
             iterations=out.iterations,
@@ -298,6 +314,7 @@ class StructureService:
             usage=StructureUsage.of(usage),
             schemaDowngrades=list(out.schema_downgrades),
             formatFallbacks=out.format_fallbacks,
+            notes=out.notes,
             stage="content",
             schema=schema,
             **builder_info,

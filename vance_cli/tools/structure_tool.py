@@ -1,8 +1,9 @@
 """The built-in `structure` tool (structure-tool spec §2.1): a thin wrapper around StructureService.
 
 The result object (status, data | need | errors, schemaOrigin, iterations, usage, ...) goes back to
-the calling model as JSON text. ``need-more-input`` and ``stale`` are results, not tool errors:
-the caller decides whether to ask the user, retry or give up. Bad input (an invalid inline schema,
+the calling model as JSON text. ``need-more-input``, ``stale`` and ``refused`` (the model declined,
+its words in ``refusal``) are results, not tool errors: the caller decides whether to ask the user,
+retry or give up. Bad input (an invalid inline schema,
 an unknown schema name) is an error result naming the fix.
 
 Settings come from ``ToolContext.settings``; tests may put a model factory

@@ -1,4 +1,4 @@
-"""Workspace tools (file_read, file_list, file_write, exec_run), all confined to the process's workspace.
+"""Workspace tools (file_read, file_list, file_write), all confined to the process's workspace; exec_run lives in exec_run.py.
 
 `resolve_in_workspace` is the only path gate: every tool that takes a path goes through it, so
 the confinement rules (no absolute paths outside, no "..", no symlink escapes) live in one place.
@@ -8,12 +8,9 @@ Every failure becomes an error ToolResult for the model; nothing escapes `run`.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import functools
 import os
 import secrets
-import shutil
-import signal
 import stat
 from collections.abc import Callable
 from contextlib import suppress
@@ -29,12 +26,6 @@ from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
 MAX_READ_CHARS = 200_000
 MAX_LIST_ENTRIES = 5_000
 DEFAULT_LIST_ENTRIES = 500
-MAX_OUTPUT_CHARS = 30_000
-DEFAULT_TIMEOUT = 60.0
-MAX_TIMEOUT = 600.0
-# Once the shell has exited (or was killed), how long background children may keep the output
-# pipe open before their process group is killed. Tests patch it down.
-DRAIN_GRACE = 0.5
 
 SKIP_DIRS = frozenset({".git", "__pycache__"})
 _BINARY_SNIFF_BYTES = 8192
@@ -609,247 +600,12 @@ def make_file_write() -> Tool:
 
 # --------------------------------------------------------------------------- exec_run
 
-EXEC_RUN_PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "command": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Shell command, run with bash -c.",
-        },
-        "timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": MAX_TIMEOUT,
-            "default": DEFAULT_TIMEOUT,
-            "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
-        },
-        "cwd": {
-            "type": "string",
-            "description": "Working folder relative to the workspace root (default: the root).",
-        },
-    },
-    "required": ["command"],
-    "additionalProperties": False,
-}
-
-_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY")
-_SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "GEMINI_")
-_SECRET_NAMES = frozenset(
-    {
-        "VANCE_API_KEY",
-        "GOOGLE_API_KEY",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "HF_TOKEN",
-    }
-)
-
-
-def is_secret_env_name(name: str) -> bool:
-    """Whether a variable looks like a provider credential the child must not see."""
-    up = name.upper()
-    return (
-        up in _SECRET_NAMES
-        or up.endswith(_SECRET_SUFFIXES)
-        or up.startswith(_SECRET_PREFIXES)
-        or (up.startswith("AZURE_") and "KEY" in up)
-    )
-
-
-def scrubbed_env(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: ours minus provider credentials (PATH, HOME etc. kept)."""
-    source = os.environ if environ is None else environ
-    return {k: v for k, v in source.items() if not is_secret_env_name(k)}
-
-
-class _HeadTail:
-    """Keeps the first third and the last two thirds of a stream within `cap` characters.
-
-    The tail gets more room because errors and summaries come at the end of build output.
-    """
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.head_cap = cap // 3
-        self.tail_cap = cap - self.head_cap
-        self.head = ""
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self.total = 0
-
-    def add(self, text: str) -> None:
-        self.total += len(text)
-        if len(self.head) < self.head_cap:
-            take = self.head_cap - len(self.head)
-            self.head += text[:take]
-            text = text[take:]
-        if text:
-            self._tail.append(text)
-            self._tail_len += len(text)
-            # Compact now and then, not per chunk.
-            if self._tail_len > 2 * self.tail_cap:
-                kept = "".join(self._tail)[-self.tail_cap :]
-                self._tail = [kept]
-                self._tail_len = len(kept)
-
-    @property
-    def cut(self) -> int:
-        return max(0, self.total - self.cap)
-
-    def text(self) -> str:
-        tail = "".join(self._tail)
-        if self.total <= self.cap:
-            return self.head + tail
-        return (
-            f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
-        )
-
-
-class _Collector(asyncio.SubprocessProtocol):
-    """Gathers stdout+stderr and signals process exit and pipe close separately.
-
-    Separately because a background child can hold the pipe open after the shell exits; in
-    Python 3.11 `Process.wait()` waits for the pipes too and would hang until the timeout.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, buf: _HeadTail) -> None:
-        self.buf = buf
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.closed: asyncio.Future[None] = loop.create_future()
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
-        self.buf.add(self._decoder.decode(data))
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1 and not self.closed.done():
-            self.buf.add(self._decoder.decode(b"", final=True))
-            self.closed.set_result(None)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        for fut in (self.exited, self.closed):
-            if not fut.done():
-                fut.set_result(None)
-
-
-def _kill_group(pgid: int | None) -> None:
-    if pgid is None:
-        return
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-async def _wait(fut: asyncio.Future[None], seconds: float) -> bool:
-    """Wait for `fut` up to `seconds` without cancelling it; True when it finished."""
-    try:
-        await asyncio.wait_for(asyncio.shield(fut), seconds)
-    except TimeoutError:
-        return False
-    return True
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "exit code: unknown"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"exit code: {code} (killed by {name})"
-    return f"exit code: {code}"
-
-
-async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    command: str = args["command"]
-    timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
-    if not 0 < timeout <= MAX_TIMEOUT:
-        return ToolResult.error(
-            f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds"
-        )
-    cwd_rel = args.get("cwd") or "."
-    cwd = resolve_in_workspace(ctx.workspace, cwd_rel)
-    if not cwd.is_dir():
-        return ToolResult.error(
-            f"cwd {cwd_rel!r} is not an existing folder in the workspace; call file_list"
-        )
-
-    loop = asyncio.get_running_loop()
-    buf = _HeadTail(MAX_OUTPUT_CHARS)
-    transport, proto = await loop.subprocess_shell(
-        lambda: _Collector(loop, buf),
-        command,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        cwd=str(cwd),
-        env=scrubbed_env(),
-        start_new_session=True,  # own process group (and no controlling terminal): killable as a whole
-        executable=shutil.which("bash") or "/bin/sh",
-    )
-    pgid = transport.get_pid()
-    timed_out = False
-    stragglers = False
-    try:
-        if not await _wait(proto.exited, timeout):
-            timed_out = True
-            _kill_group(pgid)
-            await _wait(proto.exited, 5.0)
-        # The pipe closes when every holder is gone; background children may still hold it.
-        if not await _wait(proto.closed, DRAIN_GRACE):
-            stragglers = not timed_out
-            _kill_group(pgid)
-            # A holder that left our group (setsid) cannot be killed from here; stop waiting for it.
-            await _wait(proto.closed, DRAIN_GRACE)
-    finally:
-        # Cancelled while running: leave nothing behind.
-        if transport.get_returncode() is None:
-            _kill_group(pgid)
-        transport.close()
-
-    code = transport.get_returncode()
-    output = buf.text()
-    data = {
-        "exit_code": code,
-        "timed_out": timed_out,
-        "output_chars": buf.total,
-        "cut_chars": buf.cut,
-    }
-    if timed_out:
-        result = ToolResult.error(
-            f"command timed out after {timeout:g} s and its process group was killed "
-            f"(raise timeout, max {MAX_TIMEOUT:g} s, or split the work). Output so far:\n"
-            + (output or "(no output)")
-        )
-        result.data = data
-        return result
-    lines = [_describe_exit(code), output if output else "(no output)"]
-    if stragglers:
-        lines.append(
-            f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
-        )
-    return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
-
 
 def make_exec_run() -> Tool:
-    return Tool(
-        name="exec_run",
-        description=(
-            "Run a shell command (bash -c) in the workspace and return its exit code and combined "
-            f"stdout+stderr (capped at {MAX_OUTPUT_CHARS:,} characters: the start and the end are kept). "
-            f"stdin is empty; the command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT:g}). "
-            "Provider API keys are not in its environment."
-        ),
-        parameters=EXEC_RUN_PARAMETERS,
-        run=_guarded("exec_run", _exec_run),
-        side_effects=True,
-    )
+    """exec_run lives in its own module (the command runner and its sandbox)."""
+    from vance_cli.tools.exec_run import make_tool
+
+    return make_tool()
 
 
 FACTORIES: dict[str, Callable[[], Tool]] = {

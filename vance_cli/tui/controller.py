@@ -88,10 +88,19 @@ class ChatController:
         self.process = None
 
     def new(self, recipe: str | None = None, model: str | None = None) -> Process:
-        """A new process (with the current recipe unless one is named), opened."""
+        """A new process, opened: the current recipe unless one is named; the current model unless
+        the named recipe sets its own."""
         current = self.process
         name = recipe or (current.recipe_name if current is not None else None) or "arthur"
-        process = self.runtime.new_process(name, model=model or self.model_override)
+        if model is None:
+            model = self.model_override
+        if model is None and current is not None:
+            from vance_cli.config.recipes import load_recipe
+
+            # a recipe that names its own model gets it; otherwise the chat keeps its model
+            if recipe is None or not load_recipe(name, self.runtime.scopes).model:
+                model = current.model
+        process = self.runtime.new_process(name, model=model)
         self.model_override = None
         return self.open(process.id)
 

@@ -35,7 +35,7 @@ from vance_cli.engines.benjy.handlers import (
 )
 from vance_cli.engines.benjy.state import STATE_KEY, BenjyState, Task, load_state
 from vance_cli.engines.ford import EngineDeps
-from vance_cli.errors import ConfigError, VanceError
+from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, StatusChanged, TodosUpdated, UsageEvent
 from vance_cli.llm.base import Message
 from vance_cli.runtime.crashpoints import crashpoint
@@ -138,6 +138,15 @@ class BenjyEngine:
         if not state.config:
             self._first_entry(process, state)
         self.cfg = RunConfig.model_validate(state.config)
+        untrusted = self.deps.extra.get("untrusted")
+        if untrusted is not None and self.cfg.checkCommand:
+            # The command is read from the process file, which may have come with the repository.
+            root, command = untrusted
+            raise UsageError(
+                f"process {process.id} runs the check command {self.cfg.checkCommand!r} from its file "
+                f"in {root}/.vance, which is not trusted",
+                hint=f"if you started this run, trust the folder with: {command}",
+            )
         for item in list(process.inbox):
             outcome = inbound(state, item.model_dump(mode="json"), self._ctx())
             process.inbox.remove(item)  # consumed in the same save as its queue operations
@@ -398,7 +407,9 @@ class BenjyEngine:
         return ControllerAnswer(
             status="ok" if result.status == "ok" else "stale",
             data=result.data,
-            errors=list(result.errors) or ([f"need-more-input: {result.need}"] if result.need else []),
+            errors=list(result.errors)
+            or ([f"need-more-input: {result.need}"] if result.need else [])
+            or ([f"refused: the model declined to answer: {result.refusal}"] if result.refusal else []),
             tokens=usage.total_tokens,
             calls=usage.calls,
         )

@@ -22,7 +22,14 @@ class PromptInput(TextArea):
     ]
 
     def __init__(self, history: InputHistory | None = None, *, id: str | None = None) -> None:
-        super().__init__("", id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder="Message vance · Enter sends · /help lists commands",
+        )
         self.input_history = history or InputHistory(None)
 
     def action_submit(self) -> None:

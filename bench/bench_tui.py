@@ -1,0 +1,146 @@
+"""The full-screen app: time to first paint, and keystroke-to-paint with a short and a long transcript.
+
+Run: python bench/bench_tui.py [--runs N]. Everything runs in a real pseudo-terminal (100x30):
+
+1. First paint: from starting ``vance chat`` until the prompt is on the screen, against ``vance
+   --help`` run to completion in the same terminal (goal ≤ 1.5×). The splash that ``vance chat``
+   writes before importing Textual is timed separately ("first bytes").
+2. Keystroke to paint: ``vance chat --resume ID`` on a process with 50 and with 5,000 messages;
+   each typed character is timed until the terminal shows it (goal: 5,000 within 1.2× of 50).
+
+Exit 1 when a goal is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.tui.terminal import Terminal  # noqa: E402
+
+PAINT_GOAL = 1.5
+KEY_GOAL = 1.2
+READY = "/help lists commands"
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "VANCE_HOME": str(home),
+            "VANCE_MODEL": "openai/bench-model", "VANCE_API_BASE": "http://127.0.0.1:9/v1",
+            "VANCE_ALLOW_MODEL_REQUESTS": "0", "NO_COLOR": "1"}
+
+
+def first_paint(home: Path) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat"], _env(home))
+    try:
+        first = None
+        while READY not in term.text():
+            term.read_some(0.02)
+            if first is None and term.raw:
+                first = time.perf_counter() - t0
+            if time.perf_counter() - t0 > 30:
+                raise RuntimeError("vance chat did not paint: " + term.text()[-300:])
+        painted = time.perf_counter() - t0
+        term.type("\x04")
+        term.read_until("resume with", timeout=10)
+    finally:
+        term.close()
+    return first or painted, painted
+
+
+def help_time(home: Path) -> float:
+    t0 = time.perf_counter()
+    term = Terminal([sys.executable, "-m", "vance_cli", "--help"], _env(home))
+    term.close()
+    return time.perf_counter() - t0
+
+
+def make_process(home: Path, messages: int) -> str:
+    os.environ["VANCE_HOME"] = str(home)
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.llm.base import Message, ToolCall
+    from vance_cli.store.files import ProcessStore
+    from vance_cli.store.process import Process, Status
+
+    history = []
+    for n in range(messages // 2):
+        history.append(Message(role="user", content=f"question {n}: what about **item {n}**?"))
+        call = ToolCall(id=f"c{n}", name="respond", arguments=f'{{"message": "answer {n}: *fine*, see `x{n}`"}}')
+        history.append(Message(role="assistant", tool_calls=[call]))
+        history.append(Message(role="tool", tool_call_id=f"c{n}", name="respond", content="delivered",
+                               meta={"ok": True, "delivered": True}))
+    process = Process(engine="arthur", recipe_name="arthur", recipe={"name": "arthur", "engine": "arthur"},
+                      model="openai/bench-model", history=history, status=Status.BLOCKED)
+    ProcessStore.for_scopes(Scopes.discover(cwd=home)).create(process)
+    return process.id
+
+
+def keystrokes(home: Path, pid: str, count: int) -> list[float]:
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat", "--resume", pid], _env(home))
+    times: list[float] = []
+    try:
+        term.read_until(READY, timeout=60)
+        # let the app finish building the transcript (the cursor keeps blinking, so no "quiet" test)
+        settle = time.perf_counter() + 4.0
+        while time.perf_counter() < settle:
+            term.read_some(0.1)
+        for n in range(count):
+            ch = "abcdefghij"[n % 10]
+            before = len(term.raw)
+            t0 = time.perf_counter()
+            term.type(ch)
+            while ch.encode() not in term.raw[before:]:
+                term.read_some(0.01)
+                if time.perf_counter() - t0 > 5:
+                    raise RuntimeError("keystroke never painted")
+            times.append(time.perf_counter() - t0)
+            time.sleep(0.03)
+        term.type("\x03\x03")
+    finally:
+        term.close()
+    return times
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--keys-only", action="store_true")
+    ap.add_argument("--keys", type=int, default=40)
+    args = ap.parse_args()
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        first_paint(home)  # warm .pyc files and the page cache
+        help_time(home)
+        helps, firsts, paints = [], [], []
+        for _ in range(0 if args.keys_only else args.runs):
+            helps.append(help_time(home))
+            first, painted = first_paint(home)
+            firsts.append(first)
+            paints.append(painted)
+        if not args.keys_only:
+            h, f, p = statistics.median(helps), statistics.median(firsts), statistics.median(paints)
+            ratio = p / h
+            ok &= ratio <= PAINT_GOAL
+            print(f"vance --help {h * 1000:.0f} ms · vance chat first bytes {f * 1000:.0f} ms, "
+                  f"prompt painted {p * 1000:.0f} ms · ratio {ratio:.2f} (goal ≤ {PAINT_GOAL})")
+        small, large = make_process(home, 50), make_process(home, 5000)
+        s = statistics.median(keystrokes(home, small, args.keys))
+        big = statistics.median(keystrokes(home, large, args.keys))
+        kratio = big / s
+        ok &= kratio <= KEY_GOAL
+        print(f"keystroke to paint: 50 messages {s * 1000:.1f} ms · 5000 messages {big * 1000:.1f} ms · "
+              f"ratio {kratio:.2f} (goal ≤ {KEY_GOAL})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""api_base as each provider's client wants it, whatever form the user wrote it in.
+
+One ``VANCE_API_BASE`` serves every model string, but litellm's providers append different paths:
+Anthropic appends ``/v1/messages`` (so ``http://host/v1`` would post to ``/v1/v1/messages``),
+Gemini appends ``/models/<m>:generateContent`` (so a bare ``http://host`` loses ``/v1beta``),
+Ollama's native API appends ``/api/chat`` (so Ollama's OpenAI-style ``.../v1`` would post to
+``/v1/api/chat``), and OpenAI-compatible clients append ``/chat/completions`` (so a pasted
+``.../v1/chat/completions`` would be doubled). ``normalize_api_base`` makes each of those right and
+leaves every other base as written.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+_GEMINI_VERSIONS = ("v1", "v1beta", "v1alpha")
+
+
+def provider_of(model: str) -> str:
+    """litellm's provider prefix of a model string ("openai" for bare names)."""
+    head, sep, _ = model.strip().partition("/")
+    return head.lower() if sep else "openai"
+
+
+def _strip_suffix(path: str, *suffixes: str) -> str:
+    for suffix in suffixes:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+def normalize_api_base(model: str, api_base: str | None) -> str | None:
+    """``api_base`` with the path the provider's client expects to append to (see the module doc)."""
+    if not api_base or not api_base.strip():
+        return None
+    base = api_base.strip()
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return base.rstrip("/")
+    if not parts.scheme or not parts.netloc:
+        return base.rstrip("/")
+    path = parts.path.rstrip("/")
+    provider = provider_of(model)
+    if provider == "anthropic":
+        path = _strip_suffix(path, "/v1/messages", "/v1")
+    elif provider == "gemini":
+        path = _strip_suffix(path, "/openai")  # Gemini's OpenAI endpoint is for openai/ models
+        last = path.rsplit("/", 1)[-1]
+        if last not in _GEMINI_VERSIONS:
+            path += "/v1beta"
+    elif provider in ("ollama", "ollama_chat"):
+        path = _strip_suffix(path, "/api/chat", "/api/generate", "/v1")
+    else:  # OpenAI-compatible: the client appends /chat/completions itself
+        path = _strip_suffix(path, "/chat/completions")
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))

@@ -1,0 +1,428 @@
+"""exec_run: a shell command in the process's workspace, inside a bubblewrap sandbox where one is available.
+
+The sandbox mode is the setting ``exec.sandbox`` (env ``VANCE_SANDBOX``):
+
+- ``auto`` (default): bubblewrap (``bwrap``) when it is installed and works here, else the command
+  runs unconfined and the tool result says so;
+- ``required``: refuse to run a command without the sandbox;
+- ``off``: always unconfined.
+
+Inside the sandbox the workspace is writable and the rest of the file system read-only, ``/tmp``
+is private, the command has its own PID namespace (it cannot read Vance's environment through
+``/proc``), the network is off unless ``exec.network`` or the recipe's ``exec: {network: true}``
+allows it, ``$VANCE_HOME`` and the usual credential files in ``$HOME`` are hidden, and the
+workspace's ``.vance/``, ``.git/hooks`` and ``.git/config`` stay read-only.
+
+Either way the command's environment is an allow list (:data:`ENV_ALLOW` plus the names in
+``exec.env``), not Vance's environment minus known key names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import shutil
+import signal
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
+from vance_cli.tools.workspace import _guarded, resolve_in_workspace
+
+MAX_OUTPUT_CHARS = 30_000
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+# Once the shell has exited (or was killed), how long background children may keep the output
+# pipe open before their process group is killed. Tests patch it down.
+DRAIN_GRACE = 0.5
+
+SANDBOX_MODES = ("auto", "required", "off")
+
+# What a command sees of Vance's environment: enough to find programs and print text, nothing
+# that authenticates. More names come from the setting exec.env.
+ENV_ALLOW = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "COLUMNS",
+    "LINES",
+    "NO_COLOR",
+)
+ENV_ALLOW_PREFIXES = ("LC_",)
+
+# Hidden inside the sandbox (relative to $HOME): where credentials usually live. Folders become an
+# empty tmpfs, files read as empty.
+HIDDEN_HOME_PATHS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+)
+# Read-only inside the sandbox although the workspace is writable (see tools/workspace.py's
+# PROTECTED_DIRS): a command must not give later sessions more tools or plant a git hook.
+READ_ONLY_IN_WORKSPACE = (".vance", ".git/hooks", ".git/config")
+
+EXEC_RUN_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Shell command, run with bash -c.",
+        },
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": MAX_TIMEOUT,
+            "default": DEFAULT_TIMEOUT,
+            "description": f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, max {MAX_TIMEOUT:g}).",
+        },
+        "cwd": {
+            "type": "string",
+            "description": "Working folder relative to the workspace root (default: the root).",
+        },
+    },
+    "required": ["command"],
+    "additionalProperties": False,
+}
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def command_env(
+    environ: dict[str, str] | None = None, extra: list[str] | tuple[str, ...] = ()
+) -> dict[str, str]:
+    """The command's environment: the allow-listed names (plus ``extra``) that are set in ``environ``."""
+    source = os.environ if environ is None else environ
+    names = set(ENV_ALLOW) | set(extra)
+    return {
+        k: v
+        for k, v in source.items()
+        if k in names or k.startswith(ENV_ALLOW_PREFIXES)
+    }
+
+
+# --------------------------------------------------------------------------- sandbox
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one command runs: in bwrap (``argv`` prefix) or unconfined, and why."""
+
+    sandboxed: bool
+    network: bool
+    note: str  # for the tool result: which mode ran and what that means
+    prefix: tuple[str, ...] = ()  # argv before `bash -c CMD`
+
+
+class SandboxUnavailable(Exception):
+    """exec.sandbox is "required" and no working bubblewrap was found."""
+
+
+_probe_cache: dict[str, str | None] = {}
+
+
+async def _probe(bwrap: str) -> str | None:
+    """None when ``bwrap`` can build the namespaces we use here, else why not (cached per binary)."""
+    if bwrap in _probe_cache:
+        return _probe_cache[bwrap]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--unshare-pid", "--unshare-net", "--die-with-parent", "true",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 10)
+        problem = None if proc.returncode == 0 else (err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}")
+    except (OSError, TimeoutError) as exc:
+        problem = str(exc) or type(exc).__name__
+    _probe_cache[bwrap] = problem
+    return problem
+
+
+def _setting(ctx: ToolContext, key: str, default: Any) -> Any:
+    return default if ctx.settings is None else ctx.settings.get(key, default)
+
+
+def _user_dir(ctx: ToolContext) -> Path | None:
+    if ctx.settings is not None:
+        return ctx.settings.scopes.user
+    home = os.environ.get("VANCE_HOME")
+    return Path(home).expanduser().resolve() if home else None
+
+
+def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Path]) -> tuple[str, ...]:
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--bind", str(root), str(root)]
+    for rel in READ_ONLY_IN_WORKSPACE:
+        path = root / rel
+        if path.exists() and not path.is_symlink():
+            argv += ["--ro-bind", str(path), str(path)]
+    for path in hide:
+        # Never hide the workspace itself (or a folder holding it).
+        if root == path or root.is_relative_to(path) or not path.exists():
+            continue
+        if path.is_dir():
+            argv += ["--tmpfs", str(path)]
+        else:
+            argv += ["--ro-bind", "/dev/null", str(path)]
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+    if not network:
+        argv.append("--unshare-net")
+    argv += ["--chdir", str(cwd), "--"]
+    return tuple(argv)
+
+
+async def plan(ctx: ToolContext, root: Path, cwd: Path) -> Plan:
+    """Decide how to run: raises SandboxUnavailable when the sandbox is required but missing."""
+    mode = str(_setting(ctx, "exec.sandbox", "auto"))
+    recipe_exec = ctx.extra.get("recipe_exec") or {}
+    network = bool(_setting(ctx, "exec.network", False)) or bool(recipe_exec.get("network", False))
+    if mode == "off":
+        return Plan(False, True, 'no sandbox (exec.sandbox is "off"): the command ran with your user\'s full rights')
+    bwrap = shutil.which("bwrap")
+    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else await _probe(bwrap)
+    if problem is not None:
+        if mode == "required":
+            raise SandboxUnavailable(problem)
+        return Plan(False, True, f"no sandbox ({problem}): the command ran with your user's full rights")
+    hide: list[Path] = []
+    user = _user_dir(ctx)
+    if user is not None:
+        hide.append(user)
+    home = os.environ.get("HOME")
+    if home:
+        hide += [Path(home) / rel for rel in HIDDEN_HOME_PATHS]
+    assert bwrap is not None
+    prefix = _bwrap_argv(bwrap, root, cwd, network, hide)
+    net = "network on" if network else "network off"
+    return Plan(True, network, f"sandbox: bubblewrap (workspace writable, rest read-only, {net})", prefix)
+
+
+# --------------------------------------------------------------------------- running
+
+
+class _HeadTail:
+    """Keeps the first third and the last two thirds of a stream within `cap` characters.
+
+    The tail gets more room because errors and summaries come at the end of build output.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head_cap = cap // 3
+        self.tail_cap = cap - self.head_cap
+        self.head = ""
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.head_cap:
+            take = self.head_cap - len(self.head)
+            self.head += text[:take]
+            text = text[take:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            # Compact now and then, not per chunk.
+            if self._tail_len > 2 * self.tail_cap:
+                kept = "".join(self._tail)[-self.tail_cap :]
+                self._tail = [kept]
+                self._tail_len = len(kept)
+
+    @property
+    def cut(self) -> int:
+        return max(0, self.total - self.cap)
+
+    def text(self) -> str:
+        tail = "".join(self._tail)
+        if self.total <= self.cap:
+            return self.head + tail
+        return (
+            f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
+        )
+
+
+class _Collector(asyncio.SubprocessProtocol):
+    """Gathers stdout+stderr and signals process exit and pipe close separately.
+
+    Separately because a background child can hold the pipe open after the shell exits; in
+    Python 3.11 `Process.wait()` waits for the pipes too and would hang until the timeout.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, buf: _HeadTail) -> None:
+        self.buf = buf
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.buf.add(self._decoder.decode(data))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 1 and not self.closed.done():
+            self.buf.add(self._decoder.decode(b"", final=True))
+            self.closed.set_result(None)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for fut in (self.exited, self.closed):
+            if not fut.done():
+                fut.set_result(None)
+
+
+def _kill_group(pgid: int | None) -> None:
+    if pgid is None:
+        return
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def _wait(fut: asyncio.Future[None], seconds: float) -> bool:
+    """Wait for `fut` up to `seconds` without cancelling it; True when it finished."""
+    try:
+        await asyncio.wait_for(asyncio.shield(fut), seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "exit code: unknown"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"exit code: {code} (killed by {name})"
+    return f"exit code: {code}"
+
+
+async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    command: str = args["command"]
+    timeout = float(args.get("timeout") or DEFAULT_TIMEOUT)
+    if not 0 < timeout <= MAX_TIMEOUT:
+        return ToolResult.error(
+            f"timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds"
+        )
+    cwd_rel = args.get("cwd") or "."
+    cwd = resolve_in_workspace(ctx.workspace, cwd_rel)
+    if not cwd.is_dir():
+        return ToolResult.error(
+            f"cwd {cwd_rel!r} is not an existing folder in the workspace; call file_list"
+        )
+    root = resolve_in_workspace(ctx.workspace, ".")
+    try:
+        how = await plan(ctx, root, cwd)
+    except SandboxUnavailable as exc:
+        return ToolResult.error(
+            f"exec_run refused: exec.sandbox is \"required\" but {exc}; the command did not run "
+            "(the user can install bubblewrap, e.g. `apt-get install bubblewrap`, or set "
+            'exec.sandbox = "auto" in config.toml)'
+        )
+    env = command_env(extra=tuple(_setting(ctx, "exec.env", ()) or ()))
+    bash = shutil.which("bash") or "/bin/sh"
+
+    loop = asyncio.get_running_loop()
+    buf = _HeadTail(MAX_OUTPUT_CHARS)
+    transport, proto = await loop.subprocess_exec(
+        lambda: _Collector(loop, buf),
+        *how.prefix,
+        bash,
+        "-c",
+        command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,  # own process group (and no controlling terminal): killable as a whole
+    )
+    pgid = transport.get_pid()
+    timed_out = False
+    stragglers = False
+    try:
+        if not await _wait(proto.exited, timeout):
+            timed_out = True
+            _kill_group(pgid)
+            await _wait(proto.exited, 5.0)
+        # The pipe closes when every holder is gone; background children may still hold it.
+        if not await _wait(proto.closed, DRAIN_GRACE):
+            stragglers = not timed_out
+            _kill_group(pgid)
+            # A holder that left our group (setsid) cannot be killed from here; stop waiting for it.
+            await _wait(proto.closed, DRAIN_GRACE)
+    finally:
+        # Cancelled while running: leave nothing behind.
+        if transport.get_returncode() is None:
+            _kill_group(pgid)
+        transport.close()
+
+    code = transport.get_returncode()
+    output = buf.text()
+    data = {
+        "exit_code": code,
+        "timed_out": timed_out,
+        "output_chars": buf.total,
+        "cut_chars": buf.cut,
+        "sandbox": "bwrap" if how.sandboxed else "none",
+        "network": how.network,
+    }
+    if timed_out:
+        result = ToolResult.error(
+            f"command timed out after {timeout:g} s and its process group was killed "
+            f"(raise timeout, max {MAX_TIMEOUT:g} s, or split the work) [{how.note}]. Output so far:\n"
+            + (output or "(no output)")
+        )
+        result.data = data
+        return result
+    lines = [f"{_describe_exit(code)} [{how.note}]", output if output else "(no output)"]
+    if stragglers:
+        lines.append(
+            f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
+        )
+    return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
+
+
+def make_tool() -> Tool:
+    return Tool(
+        name="exec_run",
+        description=(
+            "Run a shell command (bash -c) in the workspace and return its exit code and combined "
+            f"stdout+stderr (capped at {MAX_OUTPUT_CHARS:,} characters: the start and the end are kept). "
+            f"stdin is empty; the command is killed after `timeout` seconds (default {DEFAULT_TIMEOUT:g}). "
+            "In the sandbox (where available) only the workspace is writable (not its .vance/ or "
+            ".git/hooks) and the network is off unless allowed; the result's first line says which "
+            "mode ran. API keys are not in its environment."
+        ),
+        parameters=EXEC_RUN_PARAMETERS,
+        run=_guarded("exec_run", _exec_run),
+        side_effects=True,
+    )
