@@ -575,6 +575,7 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
     elif op == "reset":
         for open_item in s.open_items():
             s.set_item_status(open_item.id, "dropped")
+        s.todoFrom = len(s.items)  # the projection is cleared; the new plan's items follow
         s.queue = [s.task("INTERPRET", reset=reason or "route decided to reset")]
         st.record(f"{where}: reset — open items dropped, interpreting again" + (f" ({reason})" if reason else ""))
     elif op == "blocked":
