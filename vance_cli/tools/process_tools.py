@@ -43,6 +43,7 @@ STEER_PARAMETERS: dict[str, Any] = {
 }
 
 _NO_HOST = "delegation needs the local scheduler; this process is not driven by one (run it with `vance chat`)"
+SPAWNED = "spawned"  # in the meta of the caller's assistant message: {call id: child id}
 
 
 def _host(ctx: ToolContext):
@@ -73,7 +74,14 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             params["benjyOptions"] = {"check": args.get("check"), "allowExec": False, "criteriaFiles": [], "model": None}
         elif args.get("check"):
             return ToolResult.error("check applies to Benjy recipes only; drop it or use benjy-coding")
-        child_id = new_process_id()
+        # The child's id goes into the calling message before the child exists (saved with the
+        # parent's list of children): when a crash cuts the call off before its result is saved,
+        # the engine runs the same call again and it finds (or finishes creating) the same child.
+        calling = _calling_message(parent, ctx.call_id)
+        spawned = dict(calling.meta.get(SPAWNED) or {}) if calling is not None else {}
+        child_id = spawned.get(ctx.call_id) or new_process_id()
+        if calling is not None:
+            calling.meta[SPAWNED] = {**spawned, ctx.call_id: child_id}
         goal = args["goal"].strip()
         host.spawn(
             parent,
@@ -94,6 +102,16 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ),
         data={"id": child_id},
     )
+
+
+def _calling_message(process: Any, call_id: str | None) -> Any:
+    """The assistant message of ``process`` that holds the tool call ``call_id`` (the newest one)."""
+    if not call_id:
+        return None
+    for m in reversed(process.history):
+        if m.role == "assistant" and any(c.id == call_id for c in m.tool_calls):
+            return m
+    return None
 
 
 def _find(ctx: ToolContext, pid: str):
