@@ -307,8 +307,12 @@ def test_a_schema_nested_85_levels_is_a_clear_error_not_a_recursion_error():
     with pytest.raises(InvalidSchema, match=r"nests 171 levels deep; at most 64") as exc:
         check_schema(schema)
     assert "$defs" in exc.value.hint
-    plan = build_plan(schema, OPENAI, allow_need=True)  # called directly: no crash either
-    assert plan.strict is False
+    for depth in (85, 400):
+        deep: dict = {"type": "string"}
+        for _ in range(depth):
+            deep = {"type": "object", "properties": {"a": deep}}
+        with pytest.raises(InvalidSchema, match=r"at most 64"):
+            build_plan(deep, OPENAI, allow_need=True)  # called directly: the same clear error
 
 
 def test_a_ref_loop_is_found_before_validation_ever_runs():

@@ -1387,8 +1387,18 @@ def build_plan(
     require_strict: bool = True,
     name: str = "output",
 ) -> ProviderPlan:
-    """The request shape for one response format; the caller's schema is never modified."""
+    """The request shape for one response format; the caller's schema is never modified.
+
+    InvalidSchema for a schema nested deeper than check_schema allows (the walk recurses per level)."""
+    from vance_cli.structure.errors import MAX_SCHEMA_DEPTH, InvalidSchema, json_depth
+
     rules = rules_for(capabilities)
+    depth = json_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidSchema(
+            f"the schema nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are supported",
+            hint='move nested parts into "$defs" and point at them with "$ref"',
+        )
     if mode != "json_schema":
         # No provider schema: the prompt carries the exact schema. json_object replies must be
         # objects, so a non-object target still travels inside the envelope.
