@@ -34,6 +34,9 @@ API (exact):
   ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``);
   ``paths``: the matching request paths (query string included).
 - ``pending``: how many queued replies are left. ``reset()`` clears the queue and ``requests``.
+- ``responder``: optional ``fn(request_body) -> {"text", "tool_calls", "usage"} | None`` that answers
+  when the queue is empty (a stateless scripted brain, e.g. tests/engines/benjy_brain.py); None from
+  it falls back to the default responder.
 
 Queued replies are consumed one per request, in order. When the queue is empty a default responder
 answers: if the request offers a ``respond`` tool, a single ``respond`` call with
@@ -256,6 +259,8 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.paths: list[str] = []
+        # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
+        self.responder: Any = None
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -383,6 +388,15 @@ class FakeOpenAIServer:
                 return self._queue.popleft()
             self._counter += 1
             counter = self._counter
+        if self.responder is not None:
+            spec = self.responder(body)
+            if spec is not None:
+                with self._lock:
+                    calls = []
+                    for item in spec.get("tool_calls") or []:
+                        self._counter += 1
+                        calls.append(_tool_call_dict(item, self._counter))
+                return _Reply(200, self._completion_body(spec.get("text"), calls, None, spec.get("usage")), generic=True)
         echo = "echo: " + _last_user_text(body)
         if "respond" in _tool_names(body):
             call = _tool_call_dict(("respond", {"message": echo, "awaiting_user_input": True}), counter)
@@ -401,6 +415,13 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    for key in ("reasoning_content", "refusal"):  # text fields stream in pieces, like content
+        value = message.get(key) or ""
+        for start in range(0, len(value), 8):
+            events.append(chunk({key: value[start:start + 8]}))
+    for key, value in message.items():  # other provider fields (extra_content, ...) in one piece
+        if key not in ("role", "content", "tool_calls", "reasoning_content", "refusal") and value not in (None, [], {}, ""):
+            events.append(chunk({key: value}))
     text = message.get("content") or ""
     for start in range(0, len(text), 8):
         events.append(chunk({"content": text[start:start + 8]}))
@@ -409,8 +430,9 @@ def _stream_events(body: dict[str, Any], include_usage: bool) -> list[dict[str, 
         arguments = function.get("arguments") or ""
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
+        extra = {k: v for k, v in call.items() if k not in ("id", "type", "function", "index")}
         events.append(chunk({"tool_calls": [{"index": index, "id": call.get("id"), "type": "function",
-                                             "function": {"name": function.get("name"), "arguments": ""}}]}))
+                                             "function": {"name": function.get("name"), "arguments": ""}, **extra}]}))
         for start in range(0, len(arguments), 16):
             events.append(chunk({"tool_calls": [{"index": index,
                                                  "function": {"arguments": arguments[start:start + 16]}}]}))

@@ -27,7 +27,18 @@ def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
     assert first["status"] == "ok" and first["iterations"] == 2 and first["data"]["amount"] == 42.8
     assert second["status"] == "need-more-input" and "date" in second["need"]
 
-    assert {p["id"] for p in report["processes"]} >= {chat["process"]}
+    benjy = report["benjy"]
+    assert benjy["status"] == "DONE" and benjy["checks"] == 2 and benjy["workerSpawns"] == 2
+    assert len(benjy["failedChecks"]) == 1 and "want 'vance-the-console'" in benjy["failedChecks"][0]
+    assert benjy["todos"] == []  # cleared on DONE
+    ws = home / "benjy-workspace"
+    assert "re.findall" in (ws / "slug.py").read_text()  # the retry's file, which passes the check
+    run = json.loads((home / "processes" / f"{benjy['process']}.json").read_text())
+    assert run["engine"] == "benjy" and run["status"] == "DONE"
+    workers = [p for p in report["processes"] if p["parent"] == benjy["process"]]
+    assert len(workers) == 2 and all(w["status"] == "DONE" for w in workers)
+
+    assert {p["id"] for p in report["processes"]} >= {chat["process"], benjy["process"]}
     assert (home / "workspace" / "notes.md").is_file()
 
 
@@ -37,6 +48,7 @@ def test_demo_narrates_that_the_model_is_scripted_and_where_state_lives(tmp_path
     assert r.returncode == 0, r.stderr
     assert "SCRIPTED" in r.stdout
     assert f"state folder: {home.resolve()}" in r.stdout
+    assert "CHECK #1: failed" in r.stdout and "the failed check said:" in r.stdout and "# Benjy report" in r.stdout
     assert "export VANCE_MODEL=" in r.stdout and f"VANCE_HOME={home.resolve()} vance ps" in r.stdout
 
 

@@ -201,3 +201,10 @@ def test_the_trust_list_is_plain_json_in_the_user_scope(project, vance_home):
     data = json.loads((vance_home / "trusted.json").read_text())
     entry = data["folders"][str(project.parent.resolve())]
     assert entry["digest"].startswith("sha256:") and entry["trusted_at"] > 0
+
+
+def test_a_fifo_in_dot_vance_does_not_hang_the_digest(project, vance_home):
+    os.mkfifo(project / "pipe")
+    write(project / "config.toml", '[model]\napi_base = "http://x/v1"\n')
+    trust.trust_folder(project.parent, vance_home)  # would block forever opening the FIFO
+    assert Scopes.discover().project_trusted

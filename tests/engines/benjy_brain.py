@@ -76,7 +76,9 @@ class Brain:
         found = _ITEM.search(first)
         number = int(found.group(1)) if found else 0
         last = messages[-1]
-        if _role(last) == "user":
+        # a first turn, or a write that a crash interrupted (Ford never re-runs a started side
+        # effect; it tells the model, which does the work again)
+        if _role(last) == "user" or _text(last).startswith("INTERRUPTED"):
             files = self.worker_files(number, first) if self.worker_files else [(f"item{number}.txt", f"item {number}\n")]
             return {"tool_calls": [{"name": "file_write", "arguments": {"path": p, "content": c}} for p, c in files]}
         return {"tool_calls": [{"name": "respond", "arguments": {"message": f"wrote the files of item {number}", "awaiting_user_input": False}}]}

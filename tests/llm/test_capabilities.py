@@ -10,7 +10,26 @@ from vance_cli.llm.capabilities import default_capabilities
 @pytest.mark.parametrize("model", ["openai/gpt-4o", "gpt-4o-mini", "o3-mini", "openai/o1", "o4-mini", "chatgpt-4o-latest"])
 def test_openai_models_are_strict(model):
     caps = default_capabilities(model)
-    assert caps.family == "openai" and caps.strict_json_schema and caps.parallel_tool_calls
+    assert caps.family == "openai" and caps.strict_json_schema
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o", "gpt-4o-mini", "openai/gpt-5.4-mini"])
+def test_openai_chat_models_take_parallel_tool_calls(model):
+    assert default_capabilities(model).parallel_tool_calls
+
+
+@pytest.mark.parametrize("model", ["o3-mini", "openai/o1", "o4-mini"])
+def test_o_series_models_do_not_get_parallel_tool_calls_as_litellms_map_says(model):
+    # OpenAI rejects the parameter for its o-series; litellm's model map marks them false.
+    assert default_capabilities(model).parallel_tool_calls is False
+
+
+def test_the_map_only_narrows_hosted_models_it_marks_false():
+    assert default_capabilities("openai/gpt-5-chat").tools is False  # map: no function calling
+    assert default_capabilities("gemini/gemini-2.5-flash").tools  # map: true
+    assert default_capabilities("anthropic/claude-some-future-model").tools  # unknown: the family default
+    # a local server's model is never looked up, whatever its name
+    assert default_capabilities("openai/gpt-5-chat", "http://127.0.0.1:8000/v1").tools
 
 
 def test_openai_model_at_api_openai_com_is_still_strict():

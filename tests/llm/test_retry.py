@@ -173,8 +173,8 @@ async def test_every_retry_is_announced_with_the_reason_and_the_wait():
         fn, attempts=3, base_delay=0.5, max_delay=4, max_total=100, sleep=sleep, describe="m at X", announce=said.append
     ) == "ok"
     assert said == [
-        "HTTP 503: busy; retrying in 0.5s (attempt 2 of 3)",
-        "HTTP 502; retrying in 1s (attempt 3 of 3)",
+        "m at X: HTTP 503: busy; retrying in 0.5s (attempt 2 of 3)",
+        "m at X: HTTP 502; retrying in 1s (attempt 3 of 3)",
     ]
 
 

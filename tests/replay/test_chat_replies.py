@@ -143,3 +143,45 @@ async def test_an_empty_reply_in_chat_never_reaches_gemini_as_an_empty_turn(tmp_
     run = await chat(tmp_path, make_model("litellm", "gemini/gemini-2.5-flash", fake_openai.url_root))
     assert run.messages == ["done"]  # the fake answers an empty text part with Gemini's 400
     assert [c for c in fake_openai.requests[1]["contents"] if c["role"] == "model"] == []
+
+
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_streamed_reply_keeps_the_extras_it_must_send_back(kind, tmp_path, fake_openai, make_model):
+    from vance_cli.llm.streaming import stream_completion
+
+    fake_openai.enqueue_raw(response("deepseek_thinking_tool_calls", 0))  # streamed as SSE by the fake
+    model = make_model(kind, "openai/deepseek-reasoner" if kind == "direct" else "deepseek/deepseek-reasoner", fake_openai.url)
+    from vance_cli.llm.base import ChatRequest, Message
+
+    completion = await stream_completion(model, ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
+    recorded = response("deepseek_thinking_tool_calls", 0)["choices"][0]["message"]
+    assert completion.extras["reasoning_content"] == recorded["reasoning_content"]
+    assert [c.name for c in completion.tool_calls] == ["load_capability"]
+
+
+@pytest.mark.parametrize("kind", [
+    "direct",
+    pytest.param("litellm", marks=pytest.mark.xfail(
+        strict=True, reason="litellm's stream wrapper drops chunks that carry only a refusal delta (1.110.2)")),
+])
+async def test_a_streamed_refusal_is_a_refusal(kind, fake_openai, make_model):
+    from vance_cli.llm.base import ChatRequest, Message
+    from vance_cli.llm.streaming import stream_completion
+
+    serve(fake_openai, "openai_refusal")
+    model = make_model(kind, "openai/gpt-4o", fake_openai.url)
+    completion = await stream_completion(model, ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
+    assert completion.refusal == "I'm very sorry, but I can't assist with that."
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_reply_cut_off_at_max_tokens_gets_more_room_for_the_rest_of_the_turn(kind, tmp_path, fake_openai, make_model):
+    # A respond call cut off mid-arguments: corrected as malformed, and asked again with more room.
+    fake_openai.enqueue(tool_calls=[("respond", '{"message": "The capital of Fra')], finish_reason="length")
+    respond_reply(fake_openai, "The capital of France is Paris.")
+    run = await chat(tmp_path, make_model(kind, "openai/some-model", fake_openai.url, max_tokens=500))
+    assert run.messages == ["The capital of France is Paris."]
+    assert [body["max_tokens"] for body in fake_openai.requests] == [500, 1000]
+    assert "the reply was cut off at max_tokens 500; the next call gets max_tokens 1000" in run.journal

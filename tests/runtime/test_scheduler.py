@@ -25,8 +25,9 @@ def _tree(rt, *, child_inbox="do the thing", parent_inbox=None):
     parent = Process(engine="ford", recipe=recipe(), recipe_name="t", model="fn", workspace=str(rt.scopes.cwd), status=Status.IDLE)
     if parent_inbox:
         parent.inbox.append(InboxItem(content=parent_inbox))
-    rt.store.create(parent)
     child = Process(engine="ford", recipe=recipe(), recipe_name="t", model="fn", parent=parent.id, workspace=str(rt.scopes.cwd))
+    parent.engine_params["children"] = [child.id]  # what Scheduler.spawn writes before the child exists
+    rt.store.create(parent)
     if child_inbox:
         child.inbox.append(InboxItem(content=child_inbox))
     rt.store.create(child)
@@ -109,8 +110,9 @@ def test_a_child_that_ends_without_a_reply_is_delivered_as_ended(tmp_path):
 
     rt, model = _runtime(tmp_path, fn)
     parent = Process(engine="ford", recipe=recipe(), recipe_name="t", model="fn", workspace=str(tmp_path), status=Status.IDLE)
-    rt.store.create(parent)
     child = Process(engine="ford", recipe=recipe(maxToolIterations=2), recipe_name="t", model="fn", parent=parent.id, workspace=str(tmp_path))
+    parent.engine_params["children"] = [child.id]
+    rt.store.create(parent)
     child.inbox.append(InboxItem(content="do the thing"))
     rt.store.create(child)
     asyncio.run(Scheduler(rt).run(parent.id))
@@ -138,3 +140,53 @@ def test_ps_shows_the_tree_and_show_shows_a_child_like_any_process(tmp_path, van
     shown = vance("show", child.id).stdout
     assert f"parent   {parent.id}" in shown and "you: do the thing" in shown and "ford: thing done" in shown
     assert f"children {child.id}" in vance("show", parent.id).stdout
+
+
+def test_a_delivered_child_leaves_the_parents_list_of_open_children(tmp_path):
+    rt, _ = _runtime(tmp_path, _brain)
+    parent, child = _tree(rt)
+    asyncio.run(Scheduler(rt).run(parent.id))
+    assert rt.store.load(parent.id).engine_params["children"] == []
+
+
+def test_a_question_from_a_non_worker_child_stays_open_and_its_next_end_is_a_new_delivery(tmp_path):
+    def fn(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        if users[-1] == "do the thing":
+            return respond("which colour?", awaiting=True)  # a question to the parent
+        if users[-1] == "blue":
+            return respond("painted it blue", awaiting=False)
+        return respond(f"parent saw: {users[-1]}")
+
+    rt, model = _runtime(tmp_path, fn)
+    parent, child = _tree(rt)
+    asyncio.run(Scheduler(rt).run(parent.id))
+    c = rt.store.load(child.id)
+    assert c.status == Status.BLOCKED and c.engine_params[DELIVERY_KEY]["kind"] == "reply"
+    p = rt.store.load(parent.id)
+    assert any("which colour?" in (m.content or "") for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id))
+    assert p.engine_params["children"] == [child.id]  # still open
+    with rt.store.lock(child.id):  # what process_steer does: a message into the child's inbox
+        c.inbox.append(InboxItem(content="blue", sender=parent.id))
+        rt.store.save(c)
+    asyncio.run(Scheduler(rt).run(parent.id))
+    c = rt.store.load(child.id)
+    p = rt.store.load(parent.id)
+    assert c.status == Status.DONE
+    second = [m for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id, 1)]
+    assert len(second) == 1 and "painted it blue" in second[0].content
+    assert p.engine_params["children"] == []
+
+
+def test_a_worker_that_asks_is_closed_anyway(tmp_path):
+    def fn(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        return respond("done, I think?", awaiting=True) if users[-1] == "do the thing" else respond("ok")
+
+    rt, _ = _runtime(tmp_path, fn)
+    parent, child = _tree(rt)
+    c = rt.store.load(child.id)
+    c.engine_params["worker"] = True
+    rt.store.save(c)
+    asyncio.run(Scheduler(rt).run(parent.id))
+    assert rt.store.load(child.id).status == Status.DONE

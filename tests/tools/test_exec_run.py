@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.tools.exec_helpers import bwrap_works, gone_soon, settings, sleepers
+from tests.tools.exec_helpers import bwrap_works, gone_soon, present_soon, settings, sleepers
 from vance_cli.tools import exec_run, workspace
 from vance_cli.tools.base import ToolContext, ToolResult
 
@@ -185,7 +185,7 @@ async def test_exec_run_background_child_with_redirected_output(call, mode, quic
         assert res.ok and "background processes" not in res.content
         if mode == "off":
             # Unconfined, a detached child outlives the command (like a shell's `cmd &`).
-            assert sleepers("31.103")
+            assert present_soon("31.103")
         else:
             # In the sandbox its PID namespace ends with the command, and everything in it.
             assert gone_soon("31.103")

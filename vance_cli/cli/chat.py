@@ -40,16 +40,28 @@ def register(app: typer.Typer) -> None:
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
         # The app needs a terminal on both ends; --json and -p are for scripts.
         full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()
-        session = ChatSession.open(
-            recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
-            printer=not full_screen,
-        )
+        if full_screen:
+            from vance_cli.tui import splash
+
+            splash.show()  # the frame is on screen before Textual (~0.15 s of imports) loads
+        try:
+            session = ChatSession.open(
+                recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
+                printer=not full_screen,
+            )
+        except BaseException:
+            if full_screen:
+                splash.leave()  # an error before the app runs: back to the normal screen to print it
+            raise
         if prompt is not None:
             session.one_turn(prompt)
             return
         if full_screen:
             from vance_cli.tui import run_tui
 
-            run_tui(session)
+            try:
+                run_tui(session)
+            finally:
+                splash.leave()
             return
         session.repl()

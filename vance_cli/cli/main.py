@@ -50,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "schemas": "schemas_cmd",
     "doctor": "doctor_cmd",
     "demo": "demo_cmd",
+    "benjy": "benjy_cmd",
 }
 _registered: set[str] = set()
 

@@ -21,13 +21,25 @@ class HeadlessPrinter:
     Everything printed here was written by the model or a tool: control sequences are stripped.
     """
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, verbose: bool = True) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, verbose: bool = True, root: str | None = None
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.verbose = verbose
+        self.root = root  # when set, other processes' events (workers) are progress, never stdout
         self.messages: list[str] = []
 
     def __call__(self, event: Event) -> None:
+        if self.root is not None and event.process_id != self.root:
+            if self.verbose and isinstance(event, MessageEvent):
+                self.err.write(for_terminal(f"  ↳ worker {event.process_id}: {_short(event.text, 100)}") + "\n")
+            elif self.verbose and isinstance(event, ToolStarted):
+                self.err.write(for_terminal(f"    · {event.name} {_short(event.arguments, 70)}") + "\n")
+            elif self.verbose and isinstance(event, JournalEvent):
+                head = event.text.split("\n\n", 1)[0].replace("**", "")
+                self.err.write(for_terminal(f"  · {_short(head, 110)}") + "\n")
+            return
         if isinstance(event, MessageEvent):
             self.messages.append(event.text)
             self.out.write(for_terminal(event.text.rstrip("\n")) + "\n")
@@ -56,3 +68,67 @@ class JsonLinesPrinter:
 def _short(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class BenjyPrinter:
+    """A Benjy run on a plain terminal: journal lines and the todo box on stderr, the synthesis on stdout.
+
+    Events of the run's workers (other process ids) show as indented tool lines; their messages
+    never reach stdout. Questions and diagnoses go to stderr; the command prints how to answer.
+    """
+
+    BOX_LINES = 10
+
+    def __init__(self, root_id: str, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.root_id = root_id
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+
+    def _e(self, text: str) -> None:
+        self.err.write(for_terminal(text) + "\n")
+        self.err.flush()
+
+    def __call__(self, event: Event) -> None:
+        from vance_cli.events import TodosUpdated
+
+        root = event.process_id == self.root_id
+        if isinstance(event, JournalEvent) and root:
+            mark = "!" if event.level != "info" else "·"
+            for block in event.text.split("\n\n"):
+                if block.startswith("**Open:**"):
+                    continue
+                self._e(f"{mark} {block.replace('**', '')}")
+        elif isinstance(event, TodosUpdated) and root:
+            for line in todo_box(event.todos, self.BOX_LINES):
+                self._e(line)
+        elif isinstance(event, MessageEvent):
+            if root and not event.awaiting_user_input:
+                self.out.write(for_terminal(event.text.rstrip("\n")) + "\n")
+                self.out.flush()
+            elif root:
+                self._e(event.text.rstrip("\n"))
+            else:
+                self._e(f"    ↳ {_short(event.text, 100)}")
+        elif isinstance(event, ToolStarted) and not root:
+            self._e(f"    · {event.name} {_short(event.arguments, 70)}")
+        elif isinstance(event, ToolFinished) and not root and not event.ok:
+            self._e(f"    ✗ {event.name}: {event.summary}")
+
+
+_TODO_MARK = {"done": "✓", "in_progress": "▸", "failed": "✗", "open": "○"}
+
+
+def todo_box(todos: list[dict], limit: int = 10) -> list[str]:
+    """The todo box as text lines: counts, then the work in progress, failures, open and done items."""
+    if not todos:
+        return ["┌ todos · cleared", "└"]
+    done = sum(1 for t in todos if t.get("status") == "done")
+    order = {"in_progress": 0, "failed": 1, "open": 2, "done": 3}
+    shown = sorted(todos, key=lambda t: (order.get(t.get("status", "open"), 2), int(t["id"]) if str(t.get("id", "")).isdigit() else 0))
+    lines = [f"┌ todos · {done}/{len(todos)} done"]
+    for t in sorted(shown[:limit], key=lambda t: int(t["id"]) if str(t.get("id", "")).isdigit() else 0):
+        lines.append(f"│ {_TODO_MARK.get(t.get('status', 'open'), '○')} #{t['id']} {_short(t.get('text', ''), 70)}")
+    if len(todos) > limit:
+        lines.append(f"│ … {len(todos) - limit} more")
+    lines.append("└")
+    return lines

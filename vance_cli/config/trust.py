@@ -120,6 +120,9 @@ def project_digest(vance_dir: Path) -> str:
                 h.update(b"D " + enc + b"\0")
                 walk(path, f"{here}/", depth + 1)
                 continue
+            if not path.is_file():  # a FIFO or device: opening it could block; its kind counts
+                h.update(b"S " + enc + b"\0")
+                continue
             try:
                 with open(path, "rb") as f:
                     file_hash = hashlib.file_digest(f, "sha256").hexdigest()

@@ -21,6 +21,8 @@ Rules, in the spec's terms:
 7. A recipe without `respond`: the legacy path, the final text is the message.
 8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
 9. A refusal (the model declines) ends the turn: the refusal is the message, the process BLOCKED.
+10. A reply cut off at the output limit (finish_reason "length") raises max_tokens for the rest of
+    the turn (twice, up to the model's limit), said in the journal.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vance_cli.config.recipes import Recipe
+from vance_cli.engines.stream_view import StreamView
 from vance_cli.events import (
     EventBus,
     JournalEvent,
@@ -40,7 +43,6 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
-from vance_cli.engines.stream_view import StreamView
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
 from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
@@ -93,6 +95,8 @@ class TurnState:
     corrections: int = 0
     relay_corrected_last: bool = False
     max_tool_chars: int = 0
+    # Raised after a reply was cut off at the output limit; None: the model's own default.
+    max_tokens: int | None = None
 
     @classmethod
     def of(cls, process: Process) -> TurnState:
@@ -206,7 +210,10 @@ class FordEngine:
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
         turn.iterations += 1
         turn.store(process)
-        request = ChatRequest(messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()])
+        request = ChatRequest(
+            messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()],
+            max_tokens=turn.max_tokens,
+        )
         if self.deps.stream:
             view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
             completion = await stream_completion(self.deps.model, request, view.feed)
@@ -244,6 +251,8 @@ class FordEngine:
         if completion.refusal:
             self._end_refused(process, turn, completion.refusal)
             return
+        if completion.truncated:
+            self._more_room(process, turn, completion)
         text = (completion.text or "").strip()
         calls = completion.tool_calls
         if calls:
@@ -433,6 +442,22 @@ class FordEngine:
         turn.store(process)
         self._emit(MessageEvent(process.id, diagnosis, awaiting_user_input=True))
         self._set_status(process, Status.BLOCKED, reason)
+
+    def _more_room(self, process: Process, turn: TurnState, completion: Completion) -> None:
+        """A reply cut off at the output limit: the rest of this turn asks with twice the room (up to
+        the model's limit). The reply itself is handled as it is (a cut-off call is malformed and
+        corrected); truncation is said in the journal, never taken for a format problem."""
+        from vance_cli.llm.json_call import more_room
+
+        model = self.deps.model
+        room = completion.max_tokens or turn.max_tokens or getattr(model, "max_tokens", None)
+        bigger = more_room(room, getattr(model, "max_output_tokens", None))
+        limit = f"max_tokens {room}" if room else "the output limit"
+        if bigger is None:
+            self._journal(process, f"the reply was cut off at {limit}, the model's limit", "warning")
+            return
+        turn.max_tokens = bigger
+        self._journal(process, f"the reply was cut off at {limit}; the next call gets max_tokens {bigger}", "warning")
 
     def _end_refused(self, process: Process, turn: TurnState, refusal: str) -> None:
         """The model declined: its refusal is the turn's message (shown and kept), and the process

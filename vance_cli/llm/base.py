@@ -84,6 +84,12 @@ class Message(BaseModel):
         return out
 
 
+# Assistant-message fields a provider wants back on the next request of a tool loop (see
+# wire_messages), and the same for one tool call; litellm moves unknown ones into
+# ``provider_specific_fields``.
+EXTRA_MESSAGE_KEYS = ("reasoning_content", "thinking_blocks", "reasoning_details", "extra_content")
+EXTRA_CALL_KEYS = ("extra_content",)
+
 # A tool result with no text: Anthropic and Gemini reject empty text parts, and the model should
 # know the tool ran and said nothing.
 EMPTY_TOOL_RESULT = "(the tool returned no output)"

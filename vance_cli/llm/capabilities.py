@@ -2,8 +2,10 @@
 
 litellm's ``supports_*`` helpers answer "unsupported" for every model they have no price-list entry
 for, which is every local and OpenAI-compatible model; we do not consult them. Instead a small table
-says what each provider family is known to accept; per-model overrides in config.toml
-(``[models."<model>".capabilities]``) correct it where it is wrong.
+says what each provider family is known to accept; for the hosted families (OpenAI, Anthropic,
+Gemini) an explicit ``false`` in litellm's model map narrows it for that model (read from the JSON
+file, see ``model_map``); per-model overrides in config.toml (``[models."<model>".capabilities]``)
+correct it where it is still wrong.
 """
 
 from __future__ import annotations
@@ -40,15 +42,15 @@ def default_capabilities(model: str, api_base: str | None = None) -> Capabilitie
 
     if name.startswith(("anthropic/", "claude")):
         # Structured output goes through a forced tool call (litellm does it); nothing enforces it strictly.
-        return Capabilities(
+        return _as_the_map_says(model, Capabilities(
             family="anthropic", tools=True, json_schema=True, strict_json_schema=False,
             json_object=False, parallel_tool_calls=True,
-        )
+        ))
     if name.startswith(("gemini/", "vertex_ai/", "gemini-")):
-        return Capabilities(
+        return _as_the_map_says(model, Capabilities(
             family="gemini", tools=True, json_schema=True, strict_json_schema=False,
             json_object=True, parallel_tool_calls=True,
-        )
+        ))
     if name.startswith(("ollama/", "ollama_chat/")) or (name.startswith("openai/") and port == _OLLAMA_PORT):
         return Capabilities(
             family="ollama", tools=True, json_schema=True, strict_json_schema=False,
@@ -57,10 +59,10 @@ def default_capabilities(model: str, api_base: str | None = None) -> Capabilitie
 
     bare = name.removeprefix("openai/")
     if bare.startswith(_OPENAI_NAMES) and (host is None or host == OPENAI_HOST):
-        return Capabilities(
+        return _as_the_map_says(model, Capabilities(
             family="openai", tools=True, json_schema=True, strict_json_schema=True,
             json_object=True, parallel_tool_calls=True,
-        )
+        ))
 
     # Anything else, including "openai/<local model>" behind vLLM, llama.cpp or LM Studio: tools and
     # json_schema are widely accepted; strictness, json_object (LM Studio rejects it) and the
@@ -69,3 +71,24 @@ def default_capabilities(model: str, api_base: str | None = None) -> Capabilitie
         family="other", tools=True, json_schema=True, strict_json_schema=False,
         json_object=False, parallel_tool_calls=False,
     )
+
+
+# litellm's model map flag -> the capability it can switch off. Only an explicit false counts:
+# the map says nothing (None) about most models, and "unknown" must not read as "unsupported".
+_MAP_FLAGS = (
+    ("supports_function_calling", "tools"),
+    ("supports_response_schema", "json_schema"),
+    ("supports_parallel_function_calling", "parallel_tool_calls"),
+)
+
+
+def _as_the_map_says(model: str, caps: Capabilities) -> Capabilities:
+    """The family's defaults, narrowed where litellm's model map says this hosted model cannot
+    (OpenAI's o-series reject ``parallel_tool_calls``, gpt-5-chat has no tool calling, ...)."""
+    from vance_cli.llm.model_map import model_info
+
+    info = model_info(model) or {}
+    off = {cap: False for flag, cap in _MAP_FLAGS if info.get(flag) is False}
+    if off.get("json_schema") is False:
+        off["strict_json_schema"] = False
+    return caps.model_copy(update=off) if off else caps

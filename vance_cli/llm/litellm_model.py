@@ -19,8 +19,8 @@ from typing import Any
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
-from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
 from vance_cli.llm.retry import (
@@ -138,7 +138,7 @@ def _clean_message(exc: BaseException) -> str:
 def translate_exception(exc: BaseException, *, model: str, api_base: str | None, timeout: float) -> ModelError:
     """A litellm (or openai/httpx) exception as a Vance TransportError / ModelError."""
     if _is_timeout(exc):
-        return timeout_error(model, api_base, timeout, type(exc).__name__, connecting=_is_connect_timeout(exc))
+        return timeout_error(model, api_base, timeout, connecting=_is_connect_timeout(exc))
     detail = _clean_message(exc)
     lowered = detail.lower()
     if "missing credentials" in lowered or "api_key client option must be set" in lowered:
@@ -157,6 +157,18 @@ def translate_exception(exc: BaseException, *, model: str, api_base: str | None,
     if isinstance(status, int) and status >= 400:
         return error_for_status(status, detail, model=model, api_base=api_base, retry_after=parse_retry_after(_headers_of(exc)))
     return ModelError(f"{model}: litellm failed: {type(exc).__name__}: {detail}", hint="set VANCE_DEBUG=1 for the traceback")
+
+
+def _fill_from(completion: Completion, assembled: Completion) -> None:
+    """What litellm's stream_chunk_builder drops (a refusal, provider extras), taken from the chunks."""
+    completion.refusal = completion.refusal or assembled.refusal
+    for key, value in assembled.extras.items():
+        completion.extras.setdefault(key, value)
+    if completion.extras:
+        completion.extras_from = assembled.extras_from
+    if len(completion.tool_calls) == len(assembled.tool_calls):
+        for call, seen in zip(completion.tool_calls, assembled.tool_calls, strict=True):
+            call.extra = call.extra or seen.extra
 
 
 class LiteLLMModel:
@@ -299,7 +311,9 @@ class LiteLLMModel:
             if built is None:
                 # nothing to build from: the assembler's body says "empty reply", as complete would
                 return parse_response(assembler.body(self.name), model=self.name, source=self.name)
-            return self._to_completion(litellm, built, kwargs)
+            completion = self._to_completion(litellm, built, kwargs)
+            _fill_from(completion, parse_response(assembler.body(self.name), model=self.name, source=self.name))
+            return completion
 
         # A stream that keeps sending is never cut by max_total; it bounds the retries around it.
         return await retry_per_settings(

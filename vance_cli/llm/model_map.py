@@ -47,36 +47,43 @@ def map_path() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _map_text() -> str:
+def _map_bytes() -> bytes:
     path = map_path()
     if path is None:
-        return ""
+        return b""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes()  # bytes: decoding all 3.5 MB would cost ten times the lookup
     except OSError:
-        return ""
+        return b""
+
+
+_WINDOW = 64 * 1024  # more than any one entry
 
 
 @functools.lru_cache(maxsize=256)
 def entry(key: str) -> dict[str, Any] | None:
     """The map's entry for exactly ``key`` (a top-level key), or None."""
-    text = _map_text()
-    if not text:
+    data = _map_bytes()
+    if not data:
         return None
-    # Top-level keys sit at the start of a line: '    "<key>": {'. A plain find is ~20x faster than
-    # a regex over 3.5 MB, which matters for the miss (every local model).
-    quoted = json.dumps(key) + ": {"
-    for needle in ("\n    " + quoted, "\n" + quoted):  # a few entries are not indented
-        at = text.find(needle)
-        if at >= 0:
-            break
-    else:
+    # Top-level keys start a line: '    "<key>": {' (a few are not indented). One plain find over
+    # the bytes is ~20x faster than a regex or a decoded str, which matters for the miss (every
+    # local model).
+    needle = (json.dumps(key) + ": {").encode()
+    at = data.find(needle)
+    while at >= 0 and data[data.rfind(b"\n", 0, at) + 1 : at].strip(b" "):
+        at = data.find(needle, at + 1)  # not at the start of a line: a nested key, not an entry
+    if at < 0:
         return None
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text, at + len(needle) - 1)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+    start = at + len(needle) - 1
+    decoder = json.JSONDecoder()
+    for end in (start + _WINDOW, len(data)):
+        try:
+            value, _ = decoder.raw_decode(data[start:end].decode("utf-8", errors="ignore"))
+        except json.JSONDecodeError:
+            continue
+        return value if isinstance(value, dict) else None
+    return None
 
 
 def model_info(model: str) -> dict[str, Any] | None:

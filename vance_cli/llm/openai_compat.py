@@ -20,10 +20,19 @@ from urllib.parse import urlsplit
 import httpx
 
 from vance_cli.errors import ModelError, TransportError
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion, ToolCall, Usage, wire_messages
+from vance_cli.llm.base import (
+    EXTRA_CALL_KEYS,
+    EXTRA_MESSAGE_KEYS,
+    Capabilities,
+    ChatRequest,
+    Completion,
+    ToolCall,
+    Usage,
+    wire_messages,
+)
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
-from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import (
     Announce,
@@ -46,11 +55,6 @@ def wire_model_name(model: str) -> str:
     """The model name the server expects: litellm's "openai/" routing prefix removed."""
     return model.removeprefix("openai/")
 
-
-# Assistant-message fields a provider wants back on the next request of a tool loop (see
-# base.wire_messages); litellm moves unknown ones into ``provider_specific_fields``.
-EXTRA_MESSAGE_KEYS = ("reasoning_content", "thinking_blocks", "reasoning_details", "extra_content")
-EXTRA_CALL_KEYS = ("extra_content",)
 
 CONTENT_FILTER_REFUSAL = "The provider's content filter stopped the reply (finish_reason content_filter)."
 
@@ -330,7 +334,7 @@ class OpenAICompatModel:
     def _timeout(self, exc: httpx.TimeoutException) -> TransportError:
         connecting = isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout))
         limit = min(self.timeout, CONNECT_TIMEOUT) if connecting else self.timeout
-        return timeout_error(self.name, self.api_base, limit, type(exc).__name__, connecting=connecting)
+        return timeout_error(self.name, self.api_base, limit, connecting=connecting)
 
     def _rejected(self, response: httpx.Response) -> Completion:
         """An HTTP error status: Groq's tool_use_failed is the model's broken call (a Completion),

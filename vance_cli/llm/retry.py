@@ -30,8 +30,12 @@ Announce = Callable[[str], None]
 
 
 def announce_on_stderr(text: str) -> None:
-    """The default retry announcer: one line on stderr (stdout is for results)."""
-    sys.stderr.write(f"vance: {text}\n")
+    """The default retry announcer: one line on stderr (stdout is for results).
+
+    The line quotes the server's error text: control sequences are stripped (sanitize.py)."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stderr.write(for_terminal(f"vance: {text}") + "\n")
     sys.stderr.flush()
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -116,7 +120,7 @@ def error_for_status(
 
 def no_answer_hint(api_base: str | None) -> str:
     """The fix for a server that took the request and never answered (not the fix for a refused connection)."""
-    where = f"the server at {api_base}" if api_base else "the provider"
+    where = f"the server at {api_base}" if api_base else "the server"
     return (
         f"{where} accepted the request but did not answer: check that it is healthy and not stuck or "
         "overloaded (a local model may still be loading); if it is only slow, raise model.timeout (one "
@@ -193,7 +197,7 @@ async def with_transport_retries(
             remaining = max_total - spent()
             try:
                 return await asyncio.wait_for(fn(), timeout=max(remaining, 0.001))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 budget_spent = True
                 last = TransportError(
                     f"{describe + ': ' if describe else ''}no answer within the {max_total:g}s budget of the whole call",
@@ -215,7 +219,8 @@ async def with_transport_retries(
             budget_spent = True
             break
         if announce is not None:
-            announce(f"{_without_prefix(last.message, describe)}; retrying in {delay:g}s (attempt {attempt + 1} of {attempts})")
+            what = f"{describe}: " if describe else ""
+            announce(f"{what}{_without_prefix(last.message, describe)}; retrying in {delay:g}s (attempt {attempt + 1} of {attempts})")
         await sleep(delay)
         waited += delay
     assert last is not None

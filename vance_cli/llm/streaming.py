@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import ChatModel, ChatRequest, Completion
+from vance_cli.llm.base import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS, ChatModel, ChatRequest, Completion
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,10 @@ class ChunkAssembler:
 
     def __init__(self) -> None:
         self._text: list[str] = []
+        self._refusal: list[str] = []
+        # Provider fields the reply must carry back (base.EXTRA_MESSAGE_KEYS): text pieces are
+        # joined, lists extended, objects merged.
+        self._extras: dict[str, Any] = {}
         self._calls: dict[int, dict[str, Any]] = {}
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
@@ -86,6 +90,9 @@ class ChunkAssembler:
             if content:
                 self._text.append(content)
                 deltas.append(StreamDelta(text=content))
+            if isinstance(delta.get("refusal"), str):
+                self._refusal.append(delta["refusal"])
+            _merge_extras(self._extras, delta, EXTRA_MESSAGE_KEYS)
             raw_calls = list(delta.get("tool_calls") or [])
             if not raw_calls and isinstance(delta.get("function_call"), Mapping):
                 raw_calls = [{"index": 0, "function": delta["function_call"]}]
@@ -97,9 +104,10 @@ class ChunkAssembler:
     def _add_call(self, raw: Mapping[str, Any], position: int) -> StreamDelta:
         index = raw.get("index")
         index = position if not isinstance(index, int) else index
-        call = self._calls.setdefault(index, {"id": None, "name": "", "arguments": []})
+        call = self._calls.setdefault(index, {"id": None, "name": "", "arguments": [], "extra": {}})
         if raw.get("id"):
             call["id"] = raw["id"]
+        _merge_extras(call["extra"], raw, EXTRA_CALL_KEYS)
         function = raw.get("function") or {}
         name = function.get("name") or None
         if name and not call["name"]:
@@ -118,12 +126,16 @@ class ChunkAssembler:
 
     def body(self, model: str) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) or None}
+        if self._refusal:
+            message["refusal"] = "".join(self._refusal)
+        message.update(self._extras)
         if self._calls:
             message["tool_calls"] = [
                 {
                     "id": call["id"],
                     "type": "function",
                     "function": {"name": call["name"], "arguments": "".join(call["arguments"]) or "{}"},
+                    **call["extra"],
                 }
                 for _, call in sorted(self._calls.items())
             ]
@@ -132,6 +144,24 @@ class ChunkAssembler:
             "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
             "usage": self._usage or {},
         }
+
+
+def _merge_extras(into: dict[str, Any], delta: Mapping[str, Any], keys: tuple[str, ...]) -> None:
+    """Fold the provider fields of one delta (also from litellm's provider_specific_fields) into ``into``."""
+    nested = delta.get("provider_specific_fields")
+    sources = [delta, nested] if isinstance(nested, Mapping) else [delta]
+    for source in sources:
+        for key in keys:
+            value = source.get(key)
+            if value in (None, "", [], {}):
+                continue
+            have = into.get(key)
+            if isinstance(value, (str, list)) and type(have) is type(value):
+                into[key] = have + value  # text pieces joined, lists extended
+            elif isinstance(value, Mapping) and isinstance(have, Mapping):
+                into[key] = {**have, **value}
+            else:
+                into[key] = value
 
 
 def replay(completion: Completion, on_delta: OnDelta) -> None:

@@ -133,6 +133,10 @@ def builtin_registry() -> ToolRegistry:
         pass
     else:
         reg.register("structure", structure_tool.make_tool)
+    from vance_cli.tools import process_tools
+
+    for name, factory in process_tools.FACTORIES.items():
+        reg.register(name, factory)
     return reg
 
 

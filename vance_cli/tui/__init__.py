@@ -22,6 +22,9 @@ def run_tui(session: ChatSession, **options: Any) -> None:
     controller = ChatController.from_session(session)
     controller.open()  # takes the process lock: a held process fails here, as in line mode
     app = VanceApp(controller=controller, **options)
+    from vance_cli.tui import splash
+
+    splash.hand_over()  # Textual owns the screen from here (and restores it on exit)
     try:
         app.run()
     finally:
@@ -32,3 +35,21 @@ def run_tui(session: ChatSession, **options: Any) -> None:
         err(app.error_text)
     if controller.process_id:
         err(f"bye · resume with: vance chat --resume {controller.process_id}")
+
+
+def run_watch(pid: str, store=None) -> None:
+    """Show a run live from its process files (``vance benjy watch ID``); closing never stops it.
+
+    The hook for the Benjy CLI (issue 8): ``vance benjy watch ID`` calls this; ``vance benjy run``
+    on a terminal passes its own in-process RunSource to ``VanceApp(run_source=...)`` instead.
+    """
+    from vance_cli.tui.app import VanceApp
+    from vance_cli.tui.run_source import ProcessFileSource
+
+    if store is None:
+        from vance_cli.cli.common import load_context
+        from vance_cli.store.files import ProcessStore
+
+        scopes, _ = load_context()
+        store = ProcessStore.for_scopes(scopes)
+    VanceApp(run_source=ProcessFileSource(store, store.resolve_id(pid))).run()

@@ -1,8 +1,10 @@
 """The seam between the run screen and the Benjy engine (issue 8).
 
-``answer_by_files`` answers a run that another vance drives; ``make_benjy_source`` builds the
-run source of ``vance benjy run`` on a terminal. Both go through the runtime's public calls only,
-so the run screen stays the same when the engine lands.
+``answer_by_files`` answers a run that another vance drives (or that waits, BLOCKED, with no
+vance on it). Still to wire once a `vance benjy` command exists: ``vance benjy watch ID`` calls
+``vance_cli.tui.run_watch(ID)``; ``vance benjy run`` on a terminal passes a RunSource over
+``runtime/benjy.py``'s ``BenjyService`` (``run``/``answer`` with the bus subscribed,
+``request_stop`` as ``stop``) to ``VanceApp(run_source=...)``.
 """
 
 from __future__ import annotations

@@ -349,7 +349,12 @@ def on_close(st: _Step, task: Task, _inp: Any) -> None:
     if item is None or item.status in TERMINAL_ITEM:
         st.record(f"CLOSE #{task.item}: nothing to close")
         return
-    s.set_item_status(item.id, "done")
+    done = s.set_item_status(item.id, "done")
+    # a finished item keeps what the report shows: the state must not grow faster than needed
+    done.evidence = done.evidence[-2:]
+    done.summary = None  # the worker's words are in its own process and in the evidence line
+    done.description = ""  # so is the item's description (the worker's first message)
+    done.lastError = None
     st.record(f"CLOSE #{item.id}: done")
 
 
@@ -444,7 +449,7 @@ def _new_items(st: _Step, raw: list[Any], what: str, criteria: list[int]) -> lis
     return [s.add_item(str(r["title"]), str(r.get("description") or ""), criteria) for r in raw]
 
 
-def _retry_open(st: _Step, error: str | None) -> list[str]:
+def _retry_open(st: _Step, task: Task) -> list[str]:
     """Re-queue every open item without a pending task; capped ones fail. Returns what happened."""
     s, done = st.s, []
     queued = s.queued_items()
@@ -455,9 +460,22 @@ def _retry_open(st: _Step, error: str | None) -> list[str]:
             s.set_item_status(item.id, "failed")
             done.append(f"#{item.id} failed (attempt cap)")
         else:
-            s.push_back(s.task("DO", item.id, error=error or item.lastError))
+            s.push_back(s.task("DO", item.id, error=_retry_context(task, item)))
             done.append(f"#{item.id} re-queued")
     return done
+
+
+def _retry_context(task: Task, item: Item | None) -> str | None:
+    """What the next worker of an item is told: the error, and the person's words when they led here."""
+    parts = []
+    error = task.payload.get("error") or (item.lastError if item is not None else None)
+    if error:
+        parts.append(error)
+    if task.payload.get("answer"):
+        parts.append(f"The person was asked: {render.one_line(task.payload.get('question'), 300)}\nThey answered: {task.payload['answer']}")
+    elif task.payload.get("text"):
+        parts.append(f"The person wrote: {task.payload['text']}")
+    return "\n\n".join(parts) or None
 
 
 def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: bool = False) -> None:
@@ -483,10 +501,10 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
             )
             return
     s.note(f"route {trigger}: {op}{f' #{item_id}' if item_id else ''} — {reason}")
-    error = task.payload.get("error") or None
+    error = _retry_context(task, item)
     if op == "retry":
         if item is None:
-            done = _retry_open(st, error)
+            done = _retry_open(st, task)
             st.record(f"{where}: retry — {', '.join(done) if done else 'nothing open to retry'}" + (f" ({reason})" if reason else ""))
         elif item.status in ("done", "dropped"):
             st.record(f"{where}: retry #{item.id} ignored — the item is {item.status}")
@@ -498,7 +516,7 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
         else:
             s.set_item_status(item.id, "open")
             s.drop_item_tasks(item.id)
-            s.push_front(s.task("DO", item.id, error=error or item.lastError))
+            s.push_front(s.task("DO", item.id, error=error))
             st.record(f"{where}: retry #{item.id}" + (f" — {reason}" if reason else ""))
     elif op == "escalate":
         if item is None or item.status in ("done", "dropped"):
@@ -510,14 +528,14 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
                 st.record(f"{where}: escalate #{item.id} impossible ({why}); the item failed")
             else:
                 s.drop_item_tasks(item.id)
-                s.push_front(s.task("DO", item.id, error=error or item.lastError))
+                s.push_front(s.task("DO", item.id, error=error))
                 st.record(f"{where}: escalate #{item.id} impossible ({why}) → retry")
         else:
             edited = s.edit_item(item.id)
             edited.escalated = True
             edited.status = "open"
             s.drop_item_tasks(item.id)
-            s.push_front(s.task("DO", item.id, error=error or item.lastError))
+            s.push_front(s.task("DO", item.id, error=error))
             st.record(f"{where}: escalate #{item.id} to {cfg.stages['escalation']}" + (f" — {reason}" if reason else ""))
     elif op in ("split", "revise"):
         raw = list(decision.get("items") or [])
@@ -533,7 +551,7 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
             edited.status = "open"
             s.mark_progress()  # the item's definition changed
             s.drop_item_tasks(item.id)
-            s.push_front(s.task("DO", item.id, error=error or item.lastError))
+            s.push_front(s.task("DO", item.id, error=error))
             st.record(f"{where}: revise #{item.id} — {render.one_line(edited.title, 120)}")
             return
         if not raw:

@@ -78,6 +78,7 @@ class Counters(_Model):
     checks: int = 0
     tasks: int = 0
     questions: int = 0
+    journal: int = 0  # journal entries written (their sequence numbers)
     phaseElapsed: float = 0.0  # seconds of work in the current wallclock phase
     lastTick: float = 0.0
     routeRecent: list[str] = Field(default_factory=list)  # fingerprints of the last route decisions

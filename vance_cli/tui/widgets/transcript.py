@@ -16,7 +16,7 @@ from textual.widgets import Static
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
-MAX_MOUNTED = 120
+MAX_MOUNTED = 60
 
 
 class Transcript(VerticalScroll):

@@ -1,0 +1,61 @@
+"""The run screen: todos, journal, status and the pending question, from events or from files."""
+
+from __future__ import annotations
+
+from tests.tui.conftest import SIZE, wait_for
+from vance_cli.events import JournalEvent, StatusChanged, TodosUpdated
+from vance_cli.llm.base import Message
+from vance_cli.store.files import ProcessStore
+from vance_cli.store.process import InboxItem, Process, Status, Todo
+from vance_cli.tui.app import VanceApp
+from vance_cli.tui.run_source import ProcessFileSource, ScriptedRunSource
+from vance_cli.tui.widgets.journal_panel import JournalPanel
+from vance_cli.tui.widgets.question_box import QuestionBox
+from vance_cli.tui.widgets.status_bar import StatusBar
+from vance_cli.tui.widgets.todo_box import TodoBox
+
+
+async def test_scripted_run_shows_todos_journal_and_takes_the_answer():
+    process = Process(engine="benjy", recipe_name="benjy-coding", status=Status.RUNNING)
+    events = [
+        TodosUpdated(process.id, [{"id": "1", "text": "do it", "status": "in_progress"}]),
+        JournalEvent(process.id, "**DO** item 1"),
+        StatusChanged(process.id, "RUNNING", "BLOCKED", "question"),
+    ]
+    source = ScriptedRunSource(process, events, question="Proceed?")
+    app = VanceApp(run_source=source, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.screen.query_one(QuestionBox)
+        await wait_for(pilot, lambda: box.display)
+        assert app.screen.query_one(TodoBox).title == "todos · 0 done · 1 open"
+        assert app.screen.query_one(JournalPanel).texts == ["**DO** item 1"]
+        assert "waiting for you" in app.screen.query_one(StatusBar).render_text()
+        await pilot.press(*"yes", "enter")
+        await wait_for(pilot, lambda: source.answers == ["yes"])
+        await wait_for(pilot, lambda: not box.display)
+
+
+async def test_watching_files_follows_a_run_and_answers_into_its_inbox(tmp_path):
+    store = ProcessStore(tmp_path / "processes")
+    process = Process(engine="benjy", recipe_name="benjy-coding", status=Status.RUNNING,
+                      todos=[Todo(id="1", text="first", status="open")])
+    store.create(process)
+    source = ProcessFileSource(store, process.id, interval=0.05)
+    app = VanceApp(run_source=source, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        todos = app.screen.query_one(TodoBox)
+        await wait_for(pilot, lambda: todos.title == "todos · 0 done · 1 open")
+        # another vance drives the run: it writes the file
+        process.todos = [Todo(id="1", text="first", status="done")]
+        process.history.append(Message(role="assistant", content="**DO** item 1 done", meta={"kind": "journal"}))
+        process.transition(Status.BLOCKED, "question")
+        process.engine_params["benjyState"] = {"pendingQuestion": "Retry item 2?"}
+        store.save(process)
+        await wait_for(pilot, lambda: todos.title == "todos · 1 done · 0 open")
+        journal = app.screen.query_one(JournalPanel)
+        await wait_for(pilot, lambda: journal.texts == ["**DO** item 1 done"])
+        box = app.screen.query_one(QuestionBox)
+        await wait_for(pilot, lambda: box.display and box.question == "Retry item 2?")
+        await pilot.press(*"no", "enter")
+        await wait_for(pilot, lambda: [i.content for i in store.load(process.id).inbox] == ["no"])
+    assert isinstance(store.load(process.id).inbox[0], InboxItem)

@@ -1,0 +1,191 @@
+"""`vance benjy run|resume|answer|status`: headless Benjy runs. The run loop is runtime.benjy.BenjyService.
+
+Exit codes: 0 DONE, 10 BLOCKED (a question is pending: the id, the question and the answer
+command are printed), 1 failed or error, 130 interrupted (resumable).
+"""
+
+from __future__ import annotations
+
+import typer
+
+EXIT_BLOCKED = 10
+EXIT_INTERRUPTED = 130
+
+benjy_app = typer.Typer(
+    help="Benjy: the engine-agency loop for small models. Exit codes: 0 DONE, 10 BLOCKED, 1 failed, 130 interrupted.",
+    no_args_is_help=True,
+)
+
+
+def _service(json_out: bool):
+    from vance_cli.cli.common import load_context
+    from vance_cli.runtime.benjy import BenjyService
+    from vance_cli.runtime.runner import Runtime
+
+    scopes, settings = load_context()
+    return BenjyService(Runtime(scopes, settings))
+
+
+def _subscribe(service, pid: str, json_out: bool) -> None:
+    from vance_cli.cli.printer import BenjyPrinter, JsonLinesPrinter
+
+    service.runtime.bus.subscribe(JsonLinesPrinter() if json_out else BenjyPrinter(pid))
+
+
+def _finish(result, json_out: bool) -> int:
+    """The exit code of a run's outcome; BLOCKED and failures explain themselves on stderr."""
+    from vance_cli.cli.common import err
+    from vance_cli.sanitize import for_terminal
+    from vance_cli.store.process import Status
+
+    process = result.process
+    if process.status == Status.DONE:
+        return 0
+    if process.status == Status.BLOCKED:
+        if not json_out:
+            if result.question:
+                err(for_terminal(f"\nBLOCKED · process {process.id} asks:\n{result.question}"))
+            else:
+                err(for_terminal(f"\nBLOCKED · process {process.id}: {result.diagnosis or process.status_reason}"))
+            err(f'answer with: vance benjy answer {process.id} "YOUR ANSWER"')
+        return EXIT_BLOCKED
+    if not json_out:
+        err(for_terminal(f"\n{process.status.value} · process {process.id}: {process.status_reason or ''}"))
+        err(f"continue with: vance benjy resume {process.id}")
+    return 1
+
+
+def _drive(service, pid: str, coro_fn, json_out: bool) -> int:
+    """Run ``coro_fn()`` (the service call) with Ctrl+C / SIGTERM mapped to a resumable stop."""
+    import asyncio
+
+    from vance_cli.cli.common import err
+    from vance_cli.errors import Interrupted, ModelError
+    from vance_cli.runtime.interrupt import stop_on_signals
+
+    try:
+        result = asyncio.run(stop_on_signals(coro_fn()))
+    except KeyboardInterrupt:
+        err(f"interrupted; the run is saved. Continue with: vance benjy resume {pid}")
+        raise SystemExit(EXIT_INTERRUPTED) from None
+    except Interrupted as exc:
+        exc.hint = f"continue with: vance benjy resume {pid}"
+        raise
+    except ModelError as exc:
+        exc.add_note(f"the run {pid} is saved; continue it with: vance benjy resume {pid}")
+        raise
+    return _finish(result, json_out)
+
+
+@benjy_app.command("run")
+def run_cmd(
+    goal: str = typer.Argument(..., help="The goal, in words ('-' reads it from stdin)."),
+    recipe: str = typer.Option("benjy-coding", "--recipe", "-r", help="A Benjy recipe: benjy-coding, benjy-research, benjy-batch or your own."),
+    workspace: str | None = typer.Option(None, "--workspace", "-w", help="The folder the workers and the check work in (default: a new temporary folder)."),
+    target: str | None = typer.Option(None, "--target", help="A named workspace: workspaces/NAME of the scope (created if missing)."),
+    check: str | None = typer.Option(None, "--check", help="The check command, run in the workspace after each item (exit 0 = passed)."),
+    criteria: str | None = typer.Option(None, "--criteria", help="A file of acceptance criteria for the interpret stage."),
+    allow_exec: bool = typer.Option(False, "--allow-exec", help="Give the workers exec_run (commands in the workspace)."),
+    model: str | None = typer.Option(None, "--model", "-m", help="One model (or alias) for every call of this run."),
+    json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+) -> None:
+    """Run GOAL to DONE: progress on stderr, the final report on stdout."""
+    from vance_cli.cli.common import err, read_stdin_text, require_text
+
+    goal = read_stdin_text() if goal == "-" else require_text(goal, "the goal")
+    for what, value in (("--recipe", recipe), ("--check", check), ("--model", model)):
+        if value is not None:
+            require_text(value, what)
+    service = _service(json_out)
+    process, temporary = service.start(
+        goal, recipe=recipe, workspace=workspace, target=target, check=check, criteria=criteria, allow_exec=allow_exec, model=model
+    )
+    if not json_out:
+        err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
+        err(f"workspace {process.workspace}" + (" (a new temporary folder)" if temporary else ""))
+    _subscribe(service, process.id, json_out)
+    raise typer.Exit(_drive(service, process.id, lambda: service.run(process.id), json_out))
+
+
+@benjy_app.command("resume")
+def resume_cmd(
+    pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
+    json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+) -> None:
+    """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
+    from vance_cli.cli.common import emit_json, err
+    from vance_cli.runtime.benjy import RunResult
+    from vance_cli.sanitize import for_terminal
+
+    service = _service(json_out)
+    pid = service.runtime.store.resolve_id(pid)
+    if service.runtime.store.load(pid).status.value == "DONE":  # finished (perhaps killed right after)
+        import asyncio
+
+        done = asyncio.run(service.run(pid)).process  # closes a worker a crash left unclosed
+        report = RunResult(done).synthesis or ""
+        if json_out:
+            emit_json({"type": "message", "process_id": pid, "text": report, "awaiting_user_input": False})
+        else:
+            err(f"process {pid} is already DONE; its report:")
+            typer.echo(for_terminal(report))
+        raise typer.Exit(0)
+    _subscribe(service, pid, json_out)
+    raise typer.Exit(_drive(service, pid, lambda: service.run(pid), json_out))
+
+
+@benjy_app.command("answer")
+def answer_cmd(
+    pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
+    text: str = typer.Argument(..., help="The answer ('-' reads it from stdin); \"stop\" leaves the run stopped."),
+    json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+) -> None:
+    """Answer the run's pending question (or send it a message) and continue it."""
+    from vance_cli.cli.common import read_stdin_text, require_text
+
+    text = read_stdin_text() if text == "-" else require_text(text, "the answer")
+    service = _service(json_out)
+    pid = service.runtime.store.resolve_id(pid)
+    _subscribe(service, pid, json_out)
+    raise typer.Exit(_drive(service, pid, lambda: service.answer(pid, text), json_out))
+
+
+@benjy_app.command("status")
+def status_cmd(
+    pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object."),
+) -> None:
+    """Show a run: status, todos, counters, the pending question. Reads the files only."""
+    from vance_cli.cli.common import emit_json
+    from vance_cli.cli.printer import todo_box
+    from vance_cli.sanitize import for_terminal
+
+    info = _service(json_out).status(pid)
+    if json_out:
+        emit_json(info)
+        return
+    c = info["counters"]
+    lines = [
+        f"process   {info['id']} · {info['status']}" + (f" — {info['reason']}" if info["reason"] else ""),
+        f"goal      {info['goal'] or '(none yet)'}",
+        f"type      {info['taskType'] or '(not interpreted yet)'}",
+        f"workspace {info['workspace']}",
+        "items     " + (", ".join(f"{n} {s}" for s, n in sorted(info["items"].items())) or "none yet"),
+        f"queue     {' · '.join(info['queue'][:8]) or '—'}" + (f" +{len(info['queue']) - 8} more" if len(info["queue"]) > 8 else ""),
+        f"counters  tasks {c['tasks']} · worker spawns {c['workerSpawns']} · checks {c['checks']} · stagnation {c['stagnation']} · reflect no {c['reflectNo']} · questions {c['questions']}",
+        f"tokens    controller {c['controllerTokens']} (since the last grant {c['controllerTokens'] - c['grantBaseline']}) · workers {c['workerTokens']}",
+    ]
+    if info["inFlight"]:
+        lines.append(f"worker    {info['inFlight']['child']} on item #{info['inFlight']['item']} (attempt {info['inFlight']['attempt']})")
+    if info["todos"]:
+        lines += todo_box(info["todos"], 20)
+    if info["pendingQuestion"]:
+        lines += ["", "question:", info["pendingQuestion"]["text"], f'answer with: vance benjy answer {info["id"]} "YOUR ANSWER"']
+    elif info["diagnosis"]:
+        lines += ["", "diagnosis:", info["diagnosis"]]
+    for line in lines:
+        typer.echo(for_terminal(line))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(benjy_app, name="benjy")
