@@ -148,9 +148,17 @@ class Demo:
             if watch is not None:
                 watch()
         status = service.status(process.id)
-        failed = [e for item in result.state["items"] for e in item["evidence"] if e.startswith("check ") and "exit 0" not in e]
-        for line in failed:
-            self.say("  the failed check said: " + line.split(" — ", 1)[-1])
+        # What the retry's fresh worker was told: the failed check's output, in its first message.
+        failed = []
+        workers = [p for p in runtime.store.list()[0] if p.parent == process.id]
+        for worker in sorted(workers, key=lambda p: p.created):
+            first = next((m.content or "" for m in worker.history if m.role == "user"), "")
+            if "did not pass" in first:
+                failed.append(first.split("did not pass:", 1)[-1].strip())
+        for text in failed:
+            lines = [line.strip() for line in text.split("\n\n", 1)[0].splitlines() if line.strip()]
+            shown = next((line for line in reversed(lines) if "Error" in line), lines[0] if lines else "")
+            self.say("  the retry's worker was told: " + shown)
         if result.synthesis and not self.json_out:
             self.say(result.synthesis)
         self.say(f"[{process.id} {result.status.value}] · workspace {workspace}")

@@ -48,7 +48,7 @@ def test_demo_narrates_that_the_model_is_scripted_and_where_state_lives(tmp_path
     assert r.returncode == 0, r.stderr
     assert "SCRIPTED" in r.stdout
     assert f"state folder: {home.resolve()}" in r.stdout
-    assert "CHECK #1: failed" in r.stdout and "the failed check said:" in r.stdout and "# Benjy report" in r.stdout
+    assert "CHECK #1: failed" in r.stdout and "the retry's worker was told:" in r.stdout and "# Benjy report" in r.stdout
     assert "export VANCE_MODEL=" in r.stdout and f"VANCE_HOME={home.resolve()} vance ps" in r.stdout
 
 

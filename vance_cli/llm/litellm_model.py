@@ -284,9 +284,10 @@ class LiteLLMModel:
         litellm = _litellm()
         kwargs = stream_body(self._kwargs(request))
         attempts = 0
+        assembler = ChunkAssembler()
 
         async def attempt() -> Completion:
-            nonlocal attempts
+            nonlocal attempts, assembler
             attempts += 1
             if attempts > 1:
                 on_delta(RESTART)
@@ -315,9 +316,9 @@ class LiteLLMModel:
             _fill_from(completion, parse_response(assembler.body(self.name), model=self.name, source=self.name))
             return completion
 
-        # A stream that keeps sending is never cut by max_total; it bounds the retries around it.
+        # A stream that keeps sending is never cut by max_total; one that has not begun is.
         return await retry_per_settings(
             attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce,
-            cut_attempts=False,
+            cut_attempts=lambda: assembler.chunks == 0,
         )
 
