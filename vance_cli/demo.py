@@ -24,6 +24,7 @@ class Demo:
     out: TextIO
     err: TextIO
     json_out: bool = False
+    live: bool = False  # show the Benjy run in the console (a terminal, no --json)
     report: dict[str, Any] = field(default_factory=dict)
 
     def say(self, text: str = "") -> None:
@@ -139,14 +140,16 @@ class Demo:
         service = BenjyService(runtime)
         self.say(f'$ vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}"')
         process, _ = service.start(brain.BENJY_GOAL, workspace=workspace, check=check, model=brain.DEMO_PREFIX + "benjy")
-        watch = None
-        if not self.json_out:
-            watch = runtime.bus.subscribe(BenjyNarrator(self.say))
-        try:
-            result = asyncio.run(service.run(process.id))
-        finally:
-            if watch is not None:
-                watch()
+        if self.live:
+            self.say("  (the run is shown in the console; Esc returns to the demo when it is DONE)")
+            result = self.run_in_console(service, process.id)
+        else:
+            watch = runtime.bus.subscribe(BenjyNarrator(self.say)) if not self.json_out else None
+            try:
+                result = asyncio.run(service.run(process.id))
+            finally:
+                if watch is not None:
+                    watch()
         status = service.status(process.id)
         # What the retry's fresh worker was told: the failed check's output, in its first message.
         failed = []
@@ -167,6 +170,16 @@ class Demo:
             "checks": status["counters"].get("checks"), "workerSpawns": status["counters"].get("workerSpawns"),
             "todos": status["todos"], "failedChecks": failed,
         }
+
+    @staticmethod
+    def run_in_console(service, pid: str):
+        """The run in the console's run screen (todo box, journal, status), then its result."""
+        from vance_cli.runtime.benjy import RunResult
+        from vance_cli.tui.app import VanceApp
+        from vance_cli.tui.benjy_hook import make_benjy_source
+
+        VanceApp(run_source=make_benjy_source(service, pid)).run()
+        return RunResult(service.runtime.store.load(pid))
 
     def ps(self, workspace: Path) -> None:
         from vance_cli.store.files import ProcessStore
@@ -221,7 +234,7 @@ def default_home() -> Path:
     return Path(tempfile.mkdtemp(prefix="vance-demo-"))
 
 
-def run_demo(*, home: Path | None, json_out: bool, out: TextIO, err: TextIO) -> dict[str, Any]:
+def run_demo(*, home: Path | None, json_out: bool, out: TextIO, err: TextIO, live: bool = False) -> dict[str, Any]:
     home = (home or default_home()).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    return Demo(home=home, out=out, err=err, json_out=json_out).run()
+    return Demo(home=home, out=out, err=err, json_out=json_out, live=live and not json_out).run()
