@@ -5,6 +5,13 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Property tests explore with a fixed seed in the suite, so CI is reproducible: a failure is a real
+# counterexample that fails the same way on every machine. HYPOTHESIS_PROFILE=explore searches anew.
+hypothesis_settings.register_profile("suite", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 # Set before anything imports vance_cli: subprocesses inherit it, so no test reaches a real provider.
 os.environ["VANCE_ALLOW_MODEL_REQUESTS"] = "0"

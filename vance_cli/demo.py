@@ -1,7 +1,7 @@
 """`vance demo`: every capability, for real, offline. Only the model's words are scripted.
 
 The demo runs the real engines, process files, workspace tools, structure service and check
-command against a scripted "brain" (``demo:`` model strings, see ``brain``), in a state folder of
+command against a scripted "brain" (``demo:`` model strings, vance_cli/demo_brain.py), in a state folder of
 its own, so nothing of the person's own processes is touched. The brain answers by looking at the
 request, as a model would, so it behaves the same when a demo process is resumed.
 """
@@ -15,157 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion, ToolCall, Usage
-
-DEMO_PREFIX = "demo:"
-CAPABILITIES = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False,
-                            json_object=True, parallel_tool_calls=False)
-
-NOTES_FILE = "notes.md"
-NOTES = """# Release notes 0.3
-
-- The importer now skips empty rows instead of failing.
-- `--dry-run` prints the plan and writes nothing.
-- Known issue: dates before 1970 are shown as 1970-01-01.
-"""
-CHAT_PROMPT = f"What changed in this release? The notes are in {NOTES_FILE}."
-
-EXPENSE_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "Expense",
-    "type": "object",
-    "properties": {
-        "merchant": {"type": "string"},
-        "date": {"type": "string", "format": "date"},
-        "amount": {"type": "number", "exclusiveMinimum": 0},
-        "currency": {"type": "string", "pattern": "^[A-Z]{3}$"},
-    },
-    "required": ["merchant", "date", "amount", "currency"],
-    "additionalProperties": False,
-}
-STRUCTURE_COMPLETE = "Taxi from the airport to the hotel with City Cabs on 2026-03-04, 42.80 EUR."
-STRUCTURE_INCOMPLETE = "Dinner with the team at Luigi's, about a hundred and twenty."
-
-
-def _usage(prompt: int, completion: int) -> Usage:
-    return Usage(calls=1, prompt_tokens=prompt, completion_tokens=completion)
-
-
-def _call(name: str, arguments: dict[str, Any]) -> Completion:
-    return Completion(tool_calls=[ToolCall(id="", name=name, arguments=json.dumps(arguments))],
-                      finish_reason="tool_calls", usage=_usage(180, 30))
-
-
-def _text(value: Any) -> Completion:
-    text = value if isinstance(value, str) else json.dumps(value)
-    return Completion(text=text, finish_reason="stop", usage=_usage(150, 40))
-
-
-# ------------------------------------------------------------------ the brain
-
-
-def chat_brain(request: ChatRequest) -> Completion:
-    """Arthur's turn: first misbehaves (free text, no respond), then reads the file, then responds."""
-    last = request.messages[-1]
-    if last.role == "tool":
-        content = last.content or ""
-        bullets = [line[2:] for line in content.splitlines() if line.startswith("- ")]
-        summary = "\n".join(f"- {b}" for b in bullets) or "- (the file was empty)"
-        return _call("respond", {
-            "message": f"Three changes in **0.3**, from `{NOTES_FILE}`:\n\n{summary}",
-            "awaiting_user_input": True,
-        })
-    if last.role == "user" and "VALIDATION CHECK" in (last.content or ""):
-        return _call("file_read", {"path": NOTES_FILE})
-    # The misbehaviour the engine catches structurally: an answer as plain text, no respond call.
-    return _text("Sure! Let me look at the release notes for you.")
-
-
-def structure_brain(request: ChatRequest) -> Completion:
-    """Content stage: one wrong type first (the reason loop fixes it), or an honest _need."""
-    prompt = next((m.content or "" for m in request.messages if m.role == "user"), "")
-    if "Luigi" in prompt:
-        return _text({"result": None, "_need": "the date of the dinner and the currency of the amount"})
-    if any(m.role == "assistant" for m in request.messages):  # the validator's reasons came back
-        return _text({"result": {"merchant": "City Cabs", "date": "2026-03-04", "amount": 42.8, "currency": "EUR"},
-                      "_need": None})
-    return _text({"result": {"merchant": "City Cabs", "date": "2026-03-04", "amount": "42.80 EUR", "currency": "EUR"},
-                  "_need": None})
-
-
-BENJY_GOAL = "Write slugify(text) in slug.py: lowercase words joined by single dashes."
-CHECK_FILE = "check_slug.py"
-CHECK_SCRIPT = """from slug import slugify
-
-for text, want in [("Hello, World!", "hello-world"), ("  Vance -- the   console ", "vance-the-console")]:
-    got = slugify(text)
-    assert got == want, f"slugify({text!r}) == {got!r}, want {want!r}"
-print("slugify: 2 cases pass")
-"""
-# The first attempt forgets that runs of separators collapse into one dash; the check says so.
-SLUG_FIRST = """def slugify(text):
-    return "-".join(text.lower().replace(",", "").replace("!", "").split(" "))
-"""
-SLUG_FIXED = """import re
-
-
-def slugify(text):
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    return "-".join(words)
-"""
-
-
-def _stage(request: ChatRequest) -> str | None:
-    import re
-
-    for m in request.messages:
-        if m.role == "system":
-            found = re.search(r"You are the (\w+) stage of Benjy", m.content or "")
-            if found:
-                return found.group(1)
-    return None
-
-
-def benjy_brain(request: ChatRequest) -> Completion:
-    """Benjy's controller stages (recognised by their prompt) and its worker (by its tools)."""
-    stage = _stage(request)
-    if stage == "INTERPRET":
-        return _text({
-            "taskType": "coding",
-            "criteria": [{"text": f"`python {CHECK_FILE}` passes"}, {"text": "slugify collapses runs of separators"}],
-            "items": [{"title": "write slugify() in slug.py", "description": BENJY_GOAL, "criteria": [1, 2]}],
-        })
-    if stage == "EVALUATE":
-        return _text({"verdict": "pass", "reasons": ["the check passes and the code is small and clear"]})
-    if stage == "REFLECT":
-        return _text({"achieved": "yes", "gaps": []})
-    if stage == "ROUTE":
-        return _text({"op": "retry", "item": 1, "reason": "the check names the failing case; try again with it"})
-    if stage is not None:
-        return _text({})
-    # The worker: write the file, then report with respond.
-    first = next((m.content or "" for m in request.messages if m.role == "user"), "")
-    if request.messages[-1].role == "user":
-        retry = "previous attempt did not pass" in first
-        return _call("file_write", {"path": "slug.py", "content": SLUG_FIXED if retry else SLUG_FIRST})
-    return _call("respond", {"message": "slug.py is written.", "awaiting_user_input": False})
-
-
-BRAINS = {"chat": chat_brain, "structure": structure_brain, "benjy": benjy_brain}
-
-
-def demo_model(model: str):
-    """The ChatModel for a ``demo:<part>`` model string (the factory calls this)."""
-    from vance_cli.errors import ConfigError
-    from vance_cli.llm.scripted import FunctionModel
-
-    part = model[len(DEMO_PREFIX):]
-    brain = BRAINS.get(part)
-    if brain is None:
-        raise ConfigError(f"unknown demo model {model!r}", hint=f"demo models are: {', '.join(DEMO_PREFIX + b for b in BRAINS)}")
-    return FunctionModel(brain, name=model, capabilities=CAPABILITIES)
-
-
 # ------------------------------------------------------------------ the run
 
 
@@ -175,6 +24,7 @@ class Demo:
     out: TextIO
     err: TextIO
     json_out: bool = False
+    live: bool = False  # show the Benjy run in the console (a terminal, no --json)
     report: dict[str, Any] = field(default_factory=dict)
 
     def say(self, text: str = "") -> None:
@@ -194,12 +44,15 @@ class Demo:
         return scopes, Settings.load(scopes, env={})
 
     def run(self) -> dict[str, Any]:
-        workspace = self.home / "workspace"
-        workspace.mkdir(parents=True, exist_ok=True)
-        (workspace / NOTES_FILE).write_text(NOTES, encoding="utf-8")
-        self.report = {"home": str(self.home), "workspace": str(workspace), "scripted": True}
+        # Said first, before the engines are imported: the demo starts as quickly as --help.
         self.say("Vance demo · the model is SCRIPTED (no key, no network); engines, tools, process files are real.")
         self.say(f"state folder: {self.home}")
+        from vance_cli import demo_brain as brain
+
+        workspace = self.home / "workspace"
+        workspace.mkdir(parents=True, exist_ok=True)
+        (workspace / brain.NOTES_FILE).write_text(brain.NOTES, encoding="utf-8")
+        self.report = {"home": str(self.home), "workspace": str(workspace), "scripted": True}
         total = 4
         self.heading(1, total, "chat: a tool call, and a misbehaving reply corrected")
         self.chat(workspace)
@@ -213,6 +66,8 @@ class Demo:
         return self.report
 
     def chat(self, workspace: Path) -> None:
+        from vance_cli import demo_brain as brain
+
         from vance_cli.cli.printer import HeadlessPrinter
         from vance_cli.events import JournalEvent, ToolStarted
         from vance_cli.runtime.runner import Runtime
@@ -230,10 +85,10 @@ class Demo:
         runtime.bus.subscribe(narrate)
         if not self.json_out:
             runtime.bus.subscribe(HeadlessPrinter(out=self.out, err=self.out, verbose=True))
-        self.say(f"you> {CHAT_PROMPT}")
-        process = runtime.new_process("arthur", model=DEMO_PREFIX + "chat", workspace=workspace)
+        self.say(f"you> {brain.CHAT_PROMPT}")
+        process = runtime.new_process("arthur", model=brain.DEMO_PREFIX + "chat", workspace=workspace)
         with runtime.session(process.id) as proc:
-            runtime.send(proc, CHAT_PROMPT, save=False)
+            runtime.send(proc, brain.CHAT_PROMPT, save=False)
             asyncio.run(self._drive(runtime, proc))
             corrections = [m for m in proc.history if (m.meta or {}).get("kind") == "correction"]
             self.say(f"[{proc.id} {proc.status.value}] · {len(corrections)} correction(s) · "
@@ -249,15 +104,17 @@ class Demo:
             await runtime.aclose()
 
     def structure(self, workspace: Path) -> None:
+        from vance_cli import demo_brain as brain
+
         from vance_cli.structure.service import StructureRequest, StructureService
 
         _, settings = self.context(workspace)
         service = StructureService(settings)
         results = []
-        for prompt in (STRUCTURE_COMPLETE, STRUCTURE_INCOMPLETE):
+        for prompt in (brain.STRUCTURE_COMPLETE, brain.STRUCTURE_INCOMPLETE):
             self.say(f"$ vance structure {json.dumps(prompt)} --schema expense.json")
             result = asyncio.run(service.run_structured(
-                StructureRequest(prompt=prompt, schema=EXPENSE_SCHEMA, model=DEMO_PREFIX + "structure")))
+                StructureRequest(prompt=prompt, schema=brain.EXPENSE_SCHEMA, model=brain.DEMO_PREFIX + "structure")))
             if result.status == "ok":
                 self.say(f"  ok after {result.iterations} attempt(s): {json.dumps(result.data)}")
             else:
@@ -266,6 +123,8 @@ class Demo:
         self.report["structure"] = results
 
     def benjy(self) -> None:
+        from vance_cli import demo_brain as brain
+
         import shlex
         import sys
 
@@ -274,25 +133,35 @@ class Demo:
 
         workspace = self.home / "benjy-workspace"
         workspace.mkdir(parents=True, exist_ok=True)
-        (workspace / CHECK_FILE).write_text(CHECK_SCRIPT, encoding="utf-8")
+        (workspace / brain.CHECK_FILE).write_text(brain.CHECK_SCRIPT, encoding="utf-8")
         scopes, settings = self.context(workspace)
         runtime = Runtime(scopes, settings)
-        check = f"{shlex.quote(sys.executable)} {CHECK_FILE}"
+        check = f"{shlex.quote(sys.executable)} {brain.CHECK_FILE}"
         service = BenjyService(runtime)
-        self.say(f'$ vance benjy run "{BENJY_GOAL}" --check "python {CHECK_FILE}"')
-        process, _ = service.start(BENJY_GOAL, workspace=workspace, check=check, model=DEMO_PREFIX + "benjy")
-        watch = None
-        if not self.json_out:
-            watch = runtime.bus.subscribe(BenjyNarrator(self.say))
-        try:
-            result = asyncio.run(service.run(process.id))
-        finally:
-            if watch is not None:
-                watch()
+        self.say(f'$ vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}"')
+        process, _ = service.start(brain.BENJY_GOAL, workspace=workspace, check=check, model=brain.DEMO_PREFIX + "benjy")
+        if self.live:
+            self.say("  (the run is shown in the console; Esc returns to the demo when it is DONE)")
+            result = self.run_in_console(service, process.id)
+        else:
+            watch = runtime.bus.subscribe(BenjyNarrator(self.say)) if not self.json_out else None
+            try:
+                result = asyncio.run(service.run(process.id))
+            finally:
+                if watch is not None:
+                    watch()
         status = service.status(process.id)
-        failed = [e for item in result.state["items"] for e in item["evidence"] if e.startswith("check ") and "exit 0" not in e]
-        for line in failed:
-            self.say("  the failed check said: " + line.split(" — ", 1)[-1])
+        # What the retry's fresh worker was told: the failed check's output, in its first message.
+        failed = []
+        workers = [p for p in runtime.store.list()[0] if p.parent == process.id]
+        for worker in sorted(workers, key=lambda p: p.created):
+            first = next((m.content or "" for m in worker.history if m.role == "user"), "")
+            if "did not pass" in first:
+                failed.append(first.split("did not pass:", 1)[-1].strip())
+        for text in failed:
+            lines = [line.strip() for line in text.split("\n\n", 1)[0].splitlines() if line.strip()]
+            shown = next((line for line in reversed(lines) if "Error" in line), lines[0] if lines else "")
+            self.say("  the retry's worker was told: " + shown)
         if result.synthesis and not self.json_out:
             self.say(result.synthesis)
         self.say(f"[{process.id} {result.status.value}] · workspace {workspace}")
@@ -301,6 +170,13 @@ class Demo:
             "checks": status["counters"].get("checks"), "workerSpawns": status["counters"].get("workerSpawns"),
             "todos": status["todos"], "failedChecks": failed,
         }
+
+    @staticmethod
+    def run_in_console(service, pid: str):
+        """The run in the console's run screen (todo box, journal, status), then its result."""
+        from vance_cli.tui import run_benjy_live
+
+        return run_benjy_live(service, pid)
 
     def ps(self, workspace: Path) -> None:
         from vance_cli.store.files import ProcessStore
@@ -316,11 +192,13 @@ class Demo:
                                     for p in processes]
 
     def outro(self) -> None:
+        from vance_cli import demo_brain as brain
+
         self.say("\nThat was a scripted model. The same with a real one:")
         self.say("  export VANCE_MODEL=openai/gpt-4.1-mini OPENAI_API_KEY=...   # or see: vance doctor")
-        self.say(f'  vance chat -p "{CHAT_PROMPT}"')
-        self.say(f'  vance structure "{STRUCTURE_COMPLETE}" --schema examples/schemas/expense.json')
-        self.say(f'  vance benjy run "{BENJY_GOAL}" --check "python {CHECK_FILE}" --workspace DIR')
+        self.say(f'  vance chat -p "{brain.CHAT_PROMPT}"')
+        self.say(f'  vance structure "{brain.STRUCTURE_COMPLETE}" --schema examples/schemas/expense.json')
+        self.say(f'  vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}" --workspace DIR')
         self.say(f"Look at what the demo wrote: VANCE_HOME={self.home} vance ps")
 
 
@@ -353,7 +231,7 @@ def default_home() -> Path:
     return Path(tempfile.mkdtemp(prefix="vance-demo-"))
 
 
-def run_demo(*, home: Path | None, json_out: bool, out: TextIO, err: TextIO) -> dict[str, Any]:
+def run_demo(*, home: Path | None, json_out: bool, out: TextIO, err: TextIO, live: bool = False) -> dict[str, Any]:
     home = (home or default_home()).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    return Demo(home=home, out=out, err=err, json_out=json_out).run()
+    return Demo(home=home, out=out, err=err, json_out=json_out, live=live and not json_out).run()

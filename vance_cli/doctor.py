@@ -93,6 +93,8 @@ class Doctor:
         yield self.check_key
         yield self.check_capabilities
         yield self.check_scopes
+        yield self.check_trust
+        yield self.check_sandbox
         yield self.check_state
         yield self.check_processes
         yield self.check_recipes
@@ -169,6 +171,39 @@ class Doctor:
             self.scopes = Scopes.discover(env=self.env)
         project = str(self.scopes.project) if self.scopes.project else "none (no .vance/ above this folder)"
         return Check("scopes", OK, f"user {self.scopes.user}; project {project}")
+
+    def check_trust(self) -> Check:
+        from vance_cli.config import trust
+
+        report = trust.check(self.scopes)
+        if report.state == trust.NO_PROJECT:
+            return Check("trust", OK, "no project folder here: only your own settings apply")
+        if report.state == trust.TRUSTED:
+            return Check("trust", OK, f"{report.root} is trusted: its .vance/ settings apply")
+        if not report.ignored:
+            return Check("trust", OK, f"{report.root} is not trusted, and its .vance/ sets nothing that needs trust")
+        changed = " (changed since you trusted it)" if report.state == trust.CHANGED else ""
+        return Check("trust", WARN, f"{report.root}/.vance{changed} is not trusted: ignoring {', '.join(report.ignored)}",
+                     f"if you trust what it sets: {report.command}")
+
+    def check_sandbox(self) -> Check:
+        import asyncio
+        import shutil
+
+        from vance_cli.tools.exec_run import _probe
+
+        mode = str(self.settings.get("exec.sandbox", "auto")) if self.settings is not None else "auto"
+        if mode == "off":
+            return Check("sandbox", WARN, 'exec.sandbox is "off": exec_run commands run with your full rights',
+                         'set [exec] sandbox = "auto" in config.toml')
+        bwrap = shutil.which("bwrap")
+        problem = "bubblewrap (bwrap) is not installed" if bwrap is None else asyncio.run(_probe(bwrap))
+        if problem is None:
+            return Check("sandbox", OK, f"bubblewrap works ({bwrap}): exec_run commands run sandboxed")
+        outcome = FAIL if mode == "required" else WARN
+        return Check("sandbox", outcome, f"{problem}: exec_run commands would run unconfined"
+                     + (" — refused, exec.sandbox is \"required\"" if mode == "required" else ""),
+                     "install bubblewrap (Debian/Ubuntu: apt install bubblewrap)")
 
     def check_state(self) -> Check:
         from vance_cli.store.atomic import atomic_write_text

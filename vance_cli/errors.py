@@ -13,7 +13,7 @@ Hierarchy::
     │   ├── TransportError           5xx / 429 / timeout / connection, after retries
     │   └── ModelRequestsForbidden   the test switch is on
     ├── InvalidTransition            a status change the table forbids
-    ├── InvalidSchema                not a Draft 2020-12 JSON Schema
+    ├── InvalidSchema                not a valid JSON Schema (its $schema draft, default 2020-12)
     └── Interrupted (exit 128+N)     SIGTERM / SIGHUP stopped a turn; the state is saved
 
 Foreign exceptions (httpx, litellm, yaml, pydantic) are translated where they enter, with
@@ -103,7 +103,7 @@ class InvalidTransition(VanceError):
 
 
 class InvalidSchema(VanceError):
-    """A schema that is not a valid Draft 2020-12 JSON Schema (checked before any model call)."""
+    """A schema that is not a valid JSON Schema of its declared draft (checked before any model call)."""
 
 
 class Interrupted(VanceError):

@@ -25,28 +25,32 @@ from vance_cli.store.process import Status
 
 CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
 
-# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 21 times,
-# save.ford 18, the spawn points 3, the controller 5, the check 3 and each delivery point 3.
+# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 10 times,
+# save.ford 18, the spawn points 3, the controller 5, the check 3 and each delivery point 3
+# (a worker's turn: open, tool call recorded, started, result, reply = saves 1..5 of each worker).
 CASES = [
-    ("save.benjy", 1),  # the goal taken in
-    ("save.benjy", 2),  # interpreted: items and DO tasks queued
-    ("save.benjy", 3),  # DO #1 recorded (worker id saved, not spawned yet... or just spawned)
-    ("save.benjy", 5),
-    ("save.benjy", 11),  # item 2's failed check routed
-    ("save.benjy", 17),
-    ("save.benjy", 20),  # DONE written, todos cleared
+    ("save.benjy", 1),  # interpreted and DO #1 recorded: the worker's id is on disk, its file is not
+    ("save.benjy", 2),
+    ("save.benjy", 3),
+    ("save.benjy", 4),
+    ("save.benjy", 5),  # around item 2's failed check and its route
+    ("save.benjy", 6),
+    ("save.benjy", 7),
+    ("save.benjy", 8),
+    ("save.benjy", 10),  # DONE written, todos cleared
     ("save.ford", 1),  # a worker's turn opened
     ("save.ford", 2),  # its tool call recorded, not run
     ("save.ford", 3),  # its tool result saved
-    ("benjy.before_spawn", 1),
+    ("benjy.before_spawn", 1),  # the worker's id saved, its file not written
     ("benjy.before_spawn", 3),  # the retry worker of item 2
     ("benjy.after_spawn", 2),
     ("benjy.before_check", 2),
     ("benjy.after_controller", 1),  # interpret answered, nothing saved
     ("benjy.after_controller", 3),  # the route call of item 2
     ("benjy.after_controller", 5),  # reflect
-    ("deliver.parent_saved", 1),  # a reply in the parent's inbox, the worker not marked
-    ("deliver.parent_saved", 3),
+    ("save.ford", 4),  # a worker's last save: it replied, nothing is delivered yet
+    ("deliver.taken_in", 1),  # Benjy saved the reply as taken in, the worker is not closed
+    ("deliver.taken_in", 3),
     ("deliver.child_marked", 2),
 ]
 
@@ -123,7 +127,9 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
 
 
 def test_every_crash_point_is_covered_by_a_case():
-    assert {point for point, _ in CASES} == set(POINTS)
+    # deliver.parent_saved is the delivery to a parent that does not record its workers (a chat
+    # hub); a Benjy run never passes it. tests/runtime/test_scheduler.py crashes there by hand.
+    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved"}
     assert len(CASES) >= 20
 
 

@@ -223,3 +223,14 @@ def test_a_broken_embedded_recipe_warns_in_ps_and_resume_explains(tmp_path, vanc
         assert r.returncode == 1
         assert f"process {bad} cannot be run: its embedded recipe is invalid" in r.stderr
         assert "ValidationError" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_server_error_text_in_the_retry_line_reaches_the_terminal_without_escapes(fake_openai, vance_home, tmp_path):
+    """The retry announcement quotes the server's error body (the model's side): stripped like the rest."""
+    for _ in range(2):
+        fake_openai.enqueue_error(503, body="\x1b]52;c;ZXZpbA==\x07busy\x1b[2J")
+    (vance_home / "config.toml").write_text("[model.retries]\nattempts = 2\nbase_delay = 0.01\nmax_delay = 0.01\n")
+    r = vance("chat", "-p", "hi", env={"VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}, cwd=tmp_path)
+    assert r.returncode != 0
+    assert "HTTP 503: busy; retrying in" in r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr

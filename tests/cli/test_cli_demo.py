@@ -48,7 +48,7 @@ def test_demo_narrates_that_the_model_is_scripted_and_where_state_lives(tmp_path
     assert r.returncode == 0, r.stderr
     assert "SCRIPTED" in r.stdout
     assert f"state folder: {home.resolve()}" in r.stdout
-    assert "CHECK #1: failed" in r.stdout and "the failed check said:" in r.stdout and "# Benjy report" in r.stdout
+    assert "CHECK #1: failed" in r.stdout and "the retry's worker was told:" in r.stdout and "# Benjy report" in r.stdout
     assert "export VANCE_MODEL=" in r.stdout and f"VANCE_HOME={home.resolve()} vance ps" in r.stdout
 
 
@@ -80,3 +80,35 @@ def test_demo_without_a_terminal_imports_neither_litellm_nor_textual(tmp_path):
     r = subprocess.run([sys.executable, "-c", PROBE, "demo", "--json", "--home", str(tmp_path / "d")],
                        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert "HEAVY=\n" in r.stderr, r.stderr
+
+
+def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch):
+    """The console's run screen drives the demo's Benjy run (headless here), then the demo goes on."""
+    import io
+
+    from vance_cli.tui.app import VanceApp
+    from vance_cli.tui.widgets.todo_box import TodoBox
+
+    seen: dict = {}
+    original_run = VanceApp.run
+
+    def headless_run(self, **kwargs):
+        async def pilot(p):
+            for _ in range(400):
+                await p.pause(0.05)
+                process = self.run_source.process if hasattr(self.run_source, "process") else None
+                if process is not None and process.status.value == "DONE":
+                    break
+            seen["todo_box"] = bool(self.screen.query(TodoBox))
+            self.exit()
+
+        return original_run(self, headless=True, auto_pilot=pilot)
+
+    monkeypatch.setattr(VanceApp, "run", headless_run)
+    from vance_cli.demo import run_demo
+
+    out = io.StringIO()
+    report = run_demo(home=tmp_path / "d", json_out=False, out=out, err=io.StringIO(), live=True)
+    assert report["benjy"]["status"] == "DONE"
+    assert seen["todo_box"] is True
+    assert "shown in the console" in out.getvalue() and "── 4/4 vance ps" in out.getvalue()

@@ -106,3 +106,26 @@ def test_unwritable_state_folder_fails(vance_home, tmp_path):
     assert r.returncode == 1
     assert checks["state folder"]["outcome"] == "fail"
     assert "VANCE_HOME" in checks["state folder"]["fix"]
+
+
+def test_trust_and_sandbox_are_reported(tmp_path):
+    import shutil
+
+    project = tmp_path / "cloned"
+    (project / ".vance").mkdir(parents=True)
+    (project / ".vance" / "config.toml").write_text('[model]\napi_base = "http://127.0.0.1:9/v1"\n')
+    env = {"VANCE_MODEL": "ollama/llama3.1"}
+    checks = _checks(vance("doctor", "--offline", "--json", env=env, cwd=project).stdout)
+    assert checks["trust"]["outcome"] == "warn" and "api_base" in checks["trust"]["detail"]
+    assert checks["trust"]["fix"].startswith("if you trust what it sets: vance trust ")
+    assert vance("trust", str(project), env=env).returncode == 0
+    checks = _checks(vance("doctor", "--offline", "--json", env=env, cwd=project).stdout)
+    assert checks["trust"]["outcome"] == "ok" and "is trusted" in checks["trust"]["detail"]
+    sandbox = checks["sandbox"]
+    assert sandbox["outcome"] in ("ok", "warn")
+    if shutil.which("bwrap") is None:
+        assert sandbox["outcome"] == "warn" and "not installed" in sandbox["detail"]
+    # No bwrap on PATH (the interpreter is started by its full path) and the sandbox required.
+    no_bwrap = {**env, "PATH": str(tmp_path / "empty-bin"), "VANCE_SANDBOX": "required"}
+    checks = _checks(vance("doctor", "--offline", "--json", env=no_bwrap).stdout)
+    assert checks["sandbox"]["outcome"] == "fail" and "bubblewrap" in checks["sandbox"]["fix"]

@@ -162,3 +162,87 @@ def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo,
     assert r.returncode == 2, r.stderr
     assert f"outside {repo}" in r.stderr and "not trusted" in r.stderr and f"vance trust {repo}" in r.stderr
     assert fake_openai.requests == [] and len(evil.requests) == 1
+
+
+@pytest.mark.parametrize("named", ["evil.yaml", "./tools/evil.yaml", "ABSOLUTE"])
+def test_a_process_file_naming_a_recipe_file_in_the_repo_gets_no_tools_from_it(
+    repo, evil, fake_openai, named
+):
+    """The process file's recipe_name can be a path: one inside the untrusted repo grants nothing."""
+    direct_transport(repo)
+    assert vance("trust", cwd=repo).returncode == 0
+    evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
+    assert chat(repo).returncode == 0  # a process whose recipe snapshot has exec_run
+    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    # The repository also ships a recipe outside .vance/, and the process file names it.
+    target = repo / ("tools/evil.yaml" if "tools" in named else "evil.yaml")
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("name: evil\nengine: arthur\ntools: {add: [exec_run]}\n")
+    (path,) = (repo / ".vance" / "processes").glob("*.json")
+    data = json.loads(path.read_text())
+    data["recipe_name"] = str(target) if named == "ABSOLUTE" else named
+    path.write_text(json.dumps(data))
+
+    hostile_turn(fake_openai)
+    r = chat(repo, "--continue")
+    assert r.returncode == 0, r.stderr
+    assert not (repo / "pwned.txt").exists()
+    assert "exec_run is not available" in json.dumps(fake_openai.requests[1]["messages"])
+
+
+def _benjy_untrusted_project(tmp_path: Path, fake_openai) -> tuple[Path, Path, dict]:
+    """A project with a harmless, untrusted .vance/ and a workspace in it; a Benjy worker that runs a command."""
+    from tests.engines.benjy_brain import Brain
+
+    proj = tmp_path / "proj"
+    (proj / ".vance").mkdir(parents=True)
+    (proj / ".vance" / "config.toml").write_text("[structure]\nconfidenceThreshold = 0.5\n")
+    ws = proj / "ws"
+    ws.mkdir()
+    brain = Brain(items=1)
+
+    def reply(body):
+        messages = body.get("messages") or []
+        if body.get("tools") and messages[-1]["role"] == "user":
+            return {"tool_calls": [
+                {"name": "exec_run", "arguments": {"command": "echo ran > ran.txt"}},
+                {"name": "file_write", "arguments": {"path": "item1.txt", "content": "item 1\n"}},
+            ]}
+        return brain.reply_body(body)
+
+    fake_openai.responder = reply
+    return proj, ws, {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
+
+
+CHECK_WRITES = "echo checked >> checked.txt"
+
+
+def test_benjy_run_with_allow_exec_and_check_works_in_an_untrusted_folder(tmp_path, fake_openai):
+    """What the user asks on this command line (--allow-exec, --check) is theirs, trusted folder or not."""
+    proj, ws, env = _benjy_untrusted_project(tmp_path, fake_openai)
+    r = vance("benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "ran.txt").read_text() == "ran\n"  # the worker's exec_run ran
+    assert (ws / "checked.txt").read_text() == "checked\n"
+
+
+def test_a_benjy_process_file_in_an_untrusted_folder_runs_no_check_command(tmp_path, fake_openai):
+    """A Benjy run found on disk there (it may come with the repository) neither runs its check command
+    nor gives its workers exec_run."""
+    proj, ws, env = _benjy_untrusted_project(tmp_path, fake_openai)
+    r = vance("benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    pid = r.stderr.split("benjy run ", 1)[1].split()[0]
+    (ws / "checked.txt").unlink()
+    (ws / "ran.txt").unlink()
+    # The shipped file: the same run as it was before its first step (as a repository would ship it).
+    path = proj / ".vance" / "processes" / f"{pid}.json"
+    data = json.loads(path.read_text())
+    data["engine_params"] = {"benjyOptions": data["engine_params"]["benjyOptions"]}
+    data["status"] = "READY"
+    data["inbox"] = [{"kind": "user", "content": "goal"}]
+    path.write_text(json.dumps(data))
+    r = vance("benjy", "resume", pid, env=env, cwd=proj)
+    assert r.returncode == 2, r.stderr
+    assert "check command" in r.stderr and "not trusted" in r.stderr and f"vance trust {proj}" in r.stderr
+    assert not (ws / "checked.txt").exists() and not (ws / "ran.txt").exists()

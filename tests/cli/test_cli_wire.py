@@ -18,7 +18,7 @@ def test_chat_p_against_an_openai_compatible_server(fake_openai, transport):
     assert len(fake_openai.requests) == 2
     first, second = fake_openai.requests
     assert first["model"] == "some-model"
-    assert [t["function"]["name"] for t in first["tools"]] == ["respond", "file_read", "file_list"]
+    assert [t["function"]["name"] for t in first["tools"]] == ["respond", "file_read", "file_list", "process_spawn", "process_status", "process_steer"]
     assert second["messages"][-1]["content"].startswith("VALIDATION CHECK: your previous response had no tool call.")
 
 

@@ -155,9 +155,18 @@ def test_a_worker_recorded_but_never_spawned_is_spawned_on_resume_with_its_id(tm
 
 
 def test_a_stop_request_suspends_at_a_safe_point_and_resume_finishes(tmp_path):
-    h = Harness(tmp_path, Brain(items=2))
+    brain = Brain(items=2)
+    holder: dict = {}
+
+    def fn(request):  # the stop comes while the interpret call runs
+        from tests.engines.benjy_brain import stage_of
+
+        if stage_of(request.messages) == "INTERPRET":
+            holder["h"].svc.request_stop()
+        return brain(request)
+
+    h = holder["h"] = Harness(tmp_path, fn)
     pid = h.start()
-    h.rt.bus.subscribe(lambda e: h.svc.request_stop() if isinstance(e, JournalEvent) and "**INTERPRET:**" in e.text else None)
     process = h.run(pid)
     assert process.status == Status.SUSPENDED and h.children(pid) == []
     h.svc = BenjyService(h.rt)
@@ -197,3 +206,56 @@ def test_an_invalid_config_fails_fast_at_the_first_loop_entry(tmp_path):
     failed = h.rt.store.load(pid)
     assert failed.status == Status.FAILED and "invalid Benjy config" in failed.status_reason
     assert h.model.requests == []
+
+
+def test_the_journal_moves_to_archive_files_so_the_process_file_stays_bounded(tmp_path, monkeypatch):
+    from vance_cli.engines.benjy import engine
+
+    monkeypatch.setattr(engine, "JOURNAL_CHUNK", 6)
+    h = Harness(tmp_path, Brain(items=6))
+    pid = h.start(check=None)
+    process = h.run(pid)
+    assert process.status == Status.DONE
+    live = [m for m in process.history if m.meta.get("kind") == "journal" and "seq" in m.meta]
+    notes = [m for m in process.history if m.meta.get("archived")]
+    assert len(live) <= 12 and notes
+    folder = h.rt.store.path(pid).with_suffix(".journal")
+    files = sorted(folder.iterdir())
+    assert [f.name for f in files] == [f"{a:06d}-{a + 5:06d}.md" for a in range(1, 6 * len(files), 6)]
+    archived = [block for f in files for block in f.read_text().strip().split("\n\n---\n\n")]
+    # archive + history = every entry once, in order
+    assert archived + [m.content for m in live] == [e.text for e in h.events if isinstance(e, JournalEvent) and e.process_id == pid]
+    assert all(str(folder) in n.content for n in notes)
+
+
+def test_the_todo_projection_follows_splits_and_equals_a_full_recompute(tmp_path, monkeypatch):
+    from vance_cli.engines.benjy import render
+    from vance_cli.engines.benjy.engine import BenjyEngine
+
+    checked = {"n": 0}
+    original = BenjyEngine._project_todos
+
+    def checking(self, process, old, new):  # the incremental update equals a full projection
+        original(self, process, old, new)
+        assert [t.model_dump() for t in process.todos] == render.todos(new)
+        checked["n"] += 1
+
+    monkeypatch.setattr(BenjyEngine, "_project_todos", checking)
+    routes = {"n": 0}
+
+    def route(prompt):
+        routes["n"] += 1
+        return {"op": "split", "item": 1, "items": [{"title": "part a"}, {"title": "part b"}], "reason": "smaller"}
+
+    def evaluate(prompt):  # item 1 never passes: three attempts, then the route splits it
+        bad = "Item #1:" in prompt
+        return {"verdict": "fail" if bad else "pass", "reasons": ["not it"] if bad else ["fine"]}
+
+    h = Harness(tmp_path, Brain(items=3, overrides={"ROUTE": route, "EVALUATE": evaluate}))
+    pid = h.start(check=None)
+    process = h.run(pid)
+    assert process.status == Status.DONE and routes["n"] == 1 and checked["n"] > 10
+    boxes = [e.todos for e in h.events if isinstance(e, TodosUpdated) and e.process_id == pid]
+    split = next(b for b in boxes if any(x["text"] == "part a" for x in b))
+    assert [x["id"] for x in split] == ["2", "3", "4", "5"]  # item 1 dropped, its parts appended
+    assert boxes[-1] == []

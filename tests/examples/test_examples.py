@@ -41,6 +41,20 @@ def test_named_schema_with_manual_extracts_valid_json(vance_home, fake_openai):
     assert "total actually paid" in sent  # the manual reached the model
 
 
-def test_benjy_criteria_file_is_a_list_of_criteria():
-    lines = [line for line in (EXAMPLES / "benjy" / "criteria.md").read_text().splitlines() if line.strip()]
-    assert len(lines) >= 3 and all(line.startswith("- ") for line in lines)
+def test_benjy_criteria_file_reaches_the_interpret_stage_of_a_real_run(fake_openai, tmp_path):
+    from tests.engines.benjy_brain import Brain
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake_openai.responder = Brain(items=1).reply_body
+    env = {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
+    criteria = EXAMPLES / "benjy" / "criteria.md"
+    r = vance("benjy", "run", "write slugify() in slug.py", "--workspace", str(ws),
+              "--criteria", str(criteria), env=env)
+    assert r.returncode == 0, r.stderr
+    interpret = next(b for b in fake_openai.requests
+                     if (b.get("response_format") or {}).get("json_schema", {}).get("name") == "benjy_interpret")
+    sent = json.dumps(interpret["messages"])
+    for line in criteria.read_text().splitlines():
+        if line.strip():
+            assert json.dumps(line.strip("- ").strip())[1:-1] in sent, line

@@ -185,3 +185,22 @@ async def test_a_reply_cut_off_at_max_tokens_gets_more_room_for_the_rest_of_the_
     assert run.messages == ["The capital of France is Paris."]
     assert [body["max_tokens"] for body in fake_openai.requests] == [500, 1000]
     assert "the reply was cut off at max_tokens 500; the next call gets max_tokens 1000" in run.journal
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_thought_signature_on_the_tool_call_alone_goes_back(kind, tmp_path, fake_openai, make_model):
+    """Gemini's OpenAI endpoint documents the signature on the call (``tool_calls[].extra_content``),
+    with nothing on the message: the call's extras alone must still travel back to that model."""
+    import copy
+
+    body = copy.deepcopy(response("gemini_openai_thought_signature", 0))
+    message = body["choices"][0]["message"]
+    signature = message.pop("extra_content")
+    message.pop("thought_signature")
+    message["tool_calls"][0]["extra_content"] = signature
+    fake_openai.enqueue_raw(body)
+    respond_reply(fake_openai)
+    run = await chat(tmp_path, make_model(kind, "openai/gemini-2.5-pro", fake_openai.url))
+    assert run.messages == ["done"]
+    sent = [m for m in fake_openai.requests[1]["messages"] if m.get("role") == "assistant"][0]
+    assert sent["tool_calls"][0]["extra_content"] == signature

@@ -140,3 +140,22 @@ async def test_a_refusal_ends_the_call_as_refused_with_its_text(kind, model_name
 def test_the_recorded_refusal_is_the_openai_shape():
     message = response("openai_refusal")["choices"][0]["message"]
     assert message["content"] is None and message["refusal"]
+
+
+@pytest.mark.parametrize("kind,model_name,base,caps", ROUTES)
+async def test_an_empty_system_prompt_is_not_sent(kind, model_name, base, caps, fake_openai, make_model):
+    # Benjy's controller builds its system message from a stage recipe that may have no prompt:
+    # Gemini would get an empty text part in system_instruction, OpenAI an empty system turn.
+    fake_openai.enqueue(text=json.dumps(ANSWER))
+    model = make_model(kind, model_name, getattr(fake_openai, base))
+    messages = [Message(role="system", content=""), PROMPT[1]]
+    out = await call_for_json(model, messages=messages, schema=SCHEMA, capabilities=caps)
+    assert out.status == "ok"
+    body = fake_openai.requests[0]
+    parts = (body.get("system_instruction") or body.get("systemInstruction") or {}).get("parts") or []
+    system = body.get("system") or []
+    blocks = system if isinstance(system, list) else [{"text": system}]
+    messages_sent = [m for m in body.get("messages") or [] if m.get("role") == "system"]
+    assert all(p.get("text") for p in parts), parts
+    assert all(b.get("text") for b in blocks), blocks
+    assert all(m.get("content") for m in messages_sent), messages_sent

@@ -151,6 +151,14 @@ async def test_a_pasted_chat_completions_url_is_not_doubled(fake_openai, make_mo
     assert fake_openai.paths == ["/v1/chat/completions"]
 
 
+async def test_a_query_string_in_api_base_stays_after_the_path(fake_openai, make_model):
+    # Azure's OpenAI-compatible v1 endpoint is written with ?api-version=...: the path goes before it.
+    fake_openai.enqueue(text="x")
+    model = make_model("direct", "openai/m", fake_openai.url + "/?api-version=preview")
+    assert (await model.complete(ASK)).text == "x"
+    assert fake_openai.paths == ["/v1/chat/completions?api-version=preview"]
+
+
 # --- cost -------------------------------------------------------------------------------------
 
 
@@ -174,6 +182,16 @@ async def test_a_configured_price_wins_in_both_transports(fake_openai, make_mode
         model = make_model(kind, "openai/gpt-4o", fake_openai.url, price=price)
         usage = (await model.complete(ASK)).usage
         assert usage.cost == pytest.approx(2000 * 3e-6 + 500 * 15e-6), kind
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_cached_prompt_tokens_are_priced_at_the_cached_rate(kind, fake_openai, make_model):
+    body = response("deepseek_thinking_tool_calls", 0)  # 563 prompt tokens, 512 of them from the cache
+    fake_openai.enqueue_raw(body)
+    price = {"input": 0.28, "output": 0.42, "cached_input": 0.028}
+    model = make_model(kind, "openai/deepseek-reasoner", fake_openai.url, price=price)
+    usage = (await model.complete(ASK)).usage
+    assert usage.cost == pytest.approx((563 - 512) * 0.28e-6 + 512 * 0.028e-6 + 116 * 0.42e-6)
 
 
 async def test_an_unknown_local_model_costs_nothing(fake_openai, make_model):
@@ -204,6 +222,36 @@ def test_a_server_that_accepts_and_never_answers_is_bounded_and_announced(fake_o
     assert "accepted the request but did not answer" in r.stderr  # the hint fits the fault
     assert "model.retries.max_total" in r.stderr
     assert len(fake_openai.requests) <= 3
+
+
+BUDGET = {"attempts": 3, "base_delay": 0.0, "max_delay": 0.0, "max_total": 1.5}
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_stream_that_never_starts_is_bounded_by_max_total(kind, fake_openai, make_model):
+    # The full-screen console streams: a hung server must cost max_total there too, not
+    # attempts x timeout (each attempt here would wait 5 s for its first byte).
+    from vance_cli.errors import TransportError
+    from vance_cli.llm.streaming import stream_completion
+
+    for _ in range(3):
+        fake_openai.enqueue(text="far too late", delay=8)
+    model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
+    started = time.monotonic()
+    with pytest.raises(TransportError) as info:
+        await stream_completion(model, ASK, lambda delta: None)
+    assert time.monotonic() - started < 3.5
+    assert "1.5s budget of the whole call" in info.value.message
+
+
+@pytest.mark.parametrize("kind", ["direct", "litellm"])
+async def test_a_stream_that_keeps_sending_outlives_max_total(kind, fake_openai, make_model):
+    from vance_cli.llm.streaming import stream_completion
+
+    fake_openai.enqueue(text="a reply in several pieces", chunk_delay=0.3)  # ~6 chunks, ~2 s in all
+    model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
+    completion = await stream_completion(model, ASK, lambda delta: None)
+    assert completion.text == "a reply in several pieces"
 
 
 def test_a_refused_connection_gets_the_address_hint_not_the_hung_server_hint(vance_home):

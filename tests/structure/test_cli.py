@@ -403,3 +403,42 @@ def test_a_builder_failure_says_the_builder_failed_and_after_how_many_attempts(c
     script(bad, bad)
     out = json.loads(cli("structure", "text", "--schema", "a list of things", "--mode", "text", "--json").stdout)
     assert out["stage"] == "builder" and out["builderIterations"] == 2 and out["usage"]["calls"] == 2
+
+
+# -- a mistyped name ---------------------------------------------------------------------------
+
+
+def test_a_mistyped_schema_name_is_an_error_with_did_you_mean(cli):
+    result = cli("structure", "Ann, ann@example.com", "--schema", "contcat")
+    assert result.exit_code == 1 and no_crash(result), result.output
+    assert "unknown schema 'contcat'; did you mean 'contact'?" in result.stderr
+    assert "--mode text" in result.stderr
+    other = cli("structure", "Ann", "--schema", "invoice")
+    assert other.exit_code == 1 and "unknown schema 'invoice'; available: " in other.stderr and "contact" in other.stderr
+
+
+def test_a_single_word_description_needs_mode_text(cli):
+    result = cli("structure", "Ann", "--schema", "contcat", "--mode", "text")
+    assert no_crash(result), result.output
+    assert result.exit_code == 1 and "no model configured" in result.stderr  # it went on to the builder
+    spaced = cli("structure", "Ann", "--schema", "name and email")
+    assert spaced.exit_code == 1 and "no model configured" in spaced.stderr  # a description, inferred
+
+
+def test_structure_with_a_named_schema_never_checks_the_other_schemas(cli, vance_home, monkeypatch):
+    folder = vance_home / "schemas"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "huge.json").write_text(json.dumps({"type": "object", "properties": {f"f{i}": {"type": "string"} for i in range(20000)}}))
+    from vance_cli.structure import errors
+
+    checked: list[str] = []
+    real = errors.check_schema
+
+    def spy(schema, where="the schema"):
+        checked.append(where)
+        return real(schema, where)
+
+    monkeypatch.setattr("vance_cli.structure.registry.check_schema", spy)
+    result = cli("structure", "Ann", "--schema", "contact")
+    assert no_crash(result) and "no model configured" in result.stderr
+    assert checked and all("contact.json" in w for w in checked)

@@ -255,3 +255,19 @@ def test_make_nullable_never_repeats_null_in_a_type_list():
 
     out = make_nullable({"type": "null", "enum": [False]})
     assert out["type"] == "null" and out["enum"] == [False, None]
+
+
+def test_a_not_whose_schema_loses_a_keyword_is_dropped_not_emptied():
+    """Found by the property test: {"not": {"format": ...}} became {"not": {}}, which rejects everything."""
+    from jsonschema import Draft202012Validator
+
+    from vance_cli.llm.base import Capabilities
+    from vance_cli.llm.provider_schema import build_plan
+
+    caps = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False, json_object=False)
+    schema = {"type": "array", "items": {"not": {"format": "date-time"}}}
+    plan = build_plan(schema, caps, mode="json_schema", allow_need=False, require_strict=True, name="t")
+    sent = plan.response_format["json_schema"]["schema"]
+    value = {"result": ["x"]} if plan.envelope else ["x"]
+    assert Draft202012Validator(sent).is_valid(value), sent
+    assert any("not removed" in d for d in plan.downgrades), plan.downgrades

@@ -307,8 +307,12 @@ def test_a_schema_nested_85_levels_is_a_clear_error_not_a_recursion_error():
     with pytest.raises(InvalidSchema, match=r"nests 171 levels deep; at most 64") as exc:
         check_schema(schema)
     assert "$defs" in exc.value.hint
-    plan = build_plan(schema, OPENAI, allow_need=True)  # called directly: no crash either
-    assert plan.strict is False
+    for depth in (85, 400):
+        deep: dict = {"type": "string"}
+        for _ in range(depth):
+            deep = {"type": "object", "properties": {"a": deep}}
+        with pytest.raises(InvalidSchema, match=r"at most 64"):
+            build_plan(deep, OPENAI, allow_need=True)  # called directly: the same clear error
 
 
 def test_a_ref_loop_is_found_before_validation_ever_runs():
@@ -334,22 +338,21 @@ def test_enum_errors_list_a_few_values_and_count_the_rest():
 
 
 def test_the_meta_schema_check_runs_once_per_schema(monkeypatch):
-    from jsonschema import Draft7Validator
-
-    calls = []
-    real = Draft7Validator.check_schema.__func__
-
-    def counted(cls, schema, **kw):
-        calls.append(schema)
-        return real(cls, schema, **kw)
-
-    monkeypatch.setattr(Draft7Validator, "check_schema", classmethod(counted))
-    schema = {"$schema": DRAFT7, "type": "object"}
+    from vance_cli.llm import dialects
     from vance_cli.structure.service import parse_inline
 
+    calls = []
+    real = dialects.meta_validator
+
+    def counted(cls):
+        calls.append(cls.__name__)
+        return real(cls)
+
+    monkeypatch.setattr(dialects, "meta_validator", counted)
+    schema = {"$schema": DRAFT7, "type": "object"}
     parse_inline(schema)  # what the CLI does
     parse_inline(schema)  # what the service does with the same object
-    assert len(calls) == 1
+    assert calls == ["Draft7Validator"]
 
 
 def _nodes(schema):

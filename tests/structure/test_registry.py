@@ -203,3 +203,51 @@ def test_a_non_utf8_schema_file_is_a_clear_error(vance_home):
     (vance_home / "schemas" / "bin.json").write_bytes(b'{"title": "\xff"}')
     with pytest.raises(InvalidSchema, match="bin.json is not UTF-8 text"):
         registry().get("bin")
+
+
+def _big_schema(properties: int = 6000) -> dict:
+    """A valid schema over LIST_CHECK_BYTES (~300 KB)."""
+    return {"type": "object", "description": "big", "properties": {f"field_{i:05d}": {"type": "string", "description": "x" * 30} for i in range(properties)}}
+
+
+def test_names_come_from_file_names_without_opening_a_schema(vance_home, monkeypatch):
+    folder = vance_home / "schemas"
+    write_schema(folder, "huge", _big_schema())
+    (folder / "broken.json").write_text("{oops")
+    import vance_cli.structure.registry as reg_mod
+
+    def no_reading(*a, **kw):
+        raise AssertionError("a schema file was read to list names")
+
+    monkeypatch.setattr(reg_mod, "read_schema_file", no_reading)
+    names = registry().known_names()
+    assert {"huge", "broken", "contact", "user-action-record"} <= set(names)
+
+
+def test_listing_checks_small_schemas_and_leaves_big_ones_to_their_use(vance_home, monkeypatch):
+    from vance_cli.structure import errors
+
+    folder = vance_home / "schemas"
+    big_invalid = _big_schema()
+    big_invalid["properties"]["field_00000"] = {"type": 5}  # passes parsing, fails the meta-schema
+    write_schema(folder, "huge", big_invalid)
+    write_schema(folder, "small", {"type": 5})
+    checked: list[str] = []
+    real = errors.check_schema
+
+    def spy(schema, where="the schema"):
+        checked.append(where)
+        return real(schema, where)
+
+    monkeypatch.setattr("vance_cli.structure.registry.check_schema", spy)
+    entries, broken = registry().scan()
+    assert "huge" in {e.schema.name for e in entries}  # listed: too big to check while listing
+    assert [b.name for b in broken] == ["small"] and "not a valid JSON Schema" in broken[0].problem
+    assert not any("huge" in w for w in checked)
+    with pytest.raises(InvalidSchema, match=r"huge.json is not a valid JSON Schema"):
+        registry().get("huge")  # checked in full when used
+
+
+def test_an_unknown_name_suggests_the_closest_ones():
+    with pytest.raises(SchemaNotFound, match=r"unknown schema 'contcat'; did you mean 'contact'\?"):
+        registry().get("contcat")

@@ -68,3 +68,53 @@ def test_a_ref_relative_to_a_nested_id_must_resolve_there():
     schema = {"$defs": {"c": {}, "b": {"$id": "https://example.invalid/b", "properties": {"q": {"$ref": "#/$defs/c"}}}}}
     with pytest.raises(InvalidSchema, match=r"\(at /\$defs/b/properties/q/\$ref\) does not resolve"):
         check_schema(schema)
+
+
+# -- the merged meta-schemas accept exactly what jsonschema's own do ------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator  # noqa: E402
+
+from vance_cli.llm.dialects import meta_validator  # noqa: E402
+
+DRAFTS = (Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator)
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 3), st.floats(-1.5, 2.5, allow_nan=False), st.sampled_from(["", "a", "#x", "(", "^a+$", "string", "http://x/y", "a b"]),
+    st.lists(st.sampled_from(["string", "a", 1, None]), max_size=3),
+)
+_KEYWORDS = [
+    "type", "enum", "const", "required", "minLength", "maxItems", "minimum", "exclusiveMinimum", "multipleOf", "pattern",
+    "format", "items", "prefixItems", "properties", "patternProperties", "additionalProperties", "allOf", "anyOf", "not",
+    "$ref", "$id", "$anchor", "$defs", "definitions", "dependencies", "dependentRequired", "uniqueItems", "title", "$comment",
+    "contains", "minContains", "unevaluatedProperties", "$dynamicRef", "$recursiveRef", "$vocabulary", "contentSchema",
+    "exclusiveMaximum", "maximum", "id", "additionalItems", "minProperties", "propertyNames", "if", "then", "examples",
+]
+
+
+def _schema_like(children):
+    return st.dictionaries(st.sampled_from(_KEYWORDS), st.one_of(_VALUES, children, st.lists(children, max_size=2), st.dictionaries(st.sampled_from(["a", "^b", "("]), children, max_size=2)), max_size=4)
+
+
+schema_like = st.recursive(st.one_of(st.booleans(), st.just({})), _schema_like, max_leaves=10)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=schema_like)
+def test_the_merged_meta_schemas_agree_with_jsonschema(schema):
+    for cls in DRAFTS:
+        reference = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER).is_valid(schema)
+        assert meta_validator(cls).is_valid(schema) == reference, cls.__name__
+        assert (next(meta_validator(cls).iter_errors(schema), None) is None) == reference, cls.__name__
+
+
+def test_the_merged_meta_schemas_agree_on_the_corpus():
+    import json
+    from pathlib import Path
+
+    paths = sorted((Path(__file__).parent / "corpus" / "schemas").glob("*.json"), key=lambda p: p.stat().st_size)
+    for path in paths[:30]:  # the smallest: jsonschema's own 2020-12 check of the big ones takes seconds
+        schema = json.loads(path.read_text())
+        for cls in DRAFTS:
+            reference = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER).is_valid(schema)
+            assert meta_validator(cls).is_valid(schema) == reference, (path.name, cls.__name__)

@@ -280,6 +280,9 @@ async def test_mode_is_inferred_when_not_given(scripted):
     assert infer_mode("contact", lambda: ["contact"]) == "named"
     assert infer_mode("[1, 2]") == "json" and infer_mode("3") == "json" and infer_mode("null") == "json"
     assert infer_mode('"a quoted description"') == "text"
+    assert infer_mode("contcat") == "text"  # no registry to ask: taken as a description
+    with pytest.raises(SchemaNotFound, match=r"did you mean 'contact'\?"):
+        infer_mode("contcat", lambda: ["contact"])  # a lone word naming nothing: a typo, not a description
 
 
 async def test_require_strict_setting_turns_strict_off(scripted):

@@ -10,6 +10,8 @@ command are printed), 1 failed or error, 130 interrupted or stopped (resumable).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 EXIT_BLOCKED = 10
@@ -60,8 +62,6 @@ def _finish(result, json_out: bool) -> int:
 
 
 def _full_screen(json_out: bool, plain: bool) -> bool:
-    import sys
-
     return not json_out and not plain and sys.stdin.isatty() and sys.stdout.isatty()
 
 
@@ -148,8 +148,23 @@ def resume_cmd(
     plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal."),
 ) -> None:
     """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
+    from vance_cli.cli.common import emit_json, err
+    from vance_cli.runtime.benjy import RunResult
+    from vance_cli.sanitize import for_terminal
+
     service = _service(json_out)
     pid = service.runtime.store.resolve_id(pid)
+    if service.runtime.store.load(pid).status.value == "DONE":  # finished (perhaps killed right after)
+        import asyncio
+
+        done = asyncio.run(service.run(pid)).process  # closes a worker a crash left unclosed
+        report = RunResult(done).synthesis or ""
+        if json_out:
+            emit_json({"type": "message", "process_id": pid, "text": report, "awaiting_user_input": False})
+        else:
+            err(f"process {pid} is already DONE; its report:")
+            typer.echo(for_terminal(report))
+        raise typer.Exit(0)
     if _full_screen(json_out, plain):
         raise typer.Exit(_live(service, pid))
     _subscribe(service, pid, json_out)
@@ -221,8 +236,6 @@ def watch_cmd(
     pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
 ) -> None:
     """Show a run live from its files (one started elsewhere too); closing never stops it."""
-    import sys
-
     from vance_cli.errors import UsageError
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

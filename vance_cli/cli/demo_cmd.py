@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
         from vance_cli.cli.common import emit_json
         from vance_cli.demo import run_demo
 
-        report = run_demo(home=home, json_out=json_out, out=sys.stdout, err=sys.stderr)
+        live = sys.stdin.isatty() and sys.stdout.isatty()  # the Benjy part in the console on a terminal
+        report = run_demo(home=home, json_out=json_out, out=sys.stdout, err=sys.stderr, live=live)
         if json_out:
             emit_json(report)

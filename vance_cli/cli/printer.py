@@ -21,13 +21,25 @@ class HeadlessPrinter:
     Everything printed here was written by the model or a tool: control sequences are stripped.
     """
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, verbose: bool = True) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, verbose: bool = True, root: str | None = None
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.verbose = verbose
+        self.root = root  # when set, other processes' events (workers) are progress, never stdout
         self.messages: list[str] = []
 
     def __call__(self, event: Event) -> None:
+        if self.root is not None and event.process_id != self.root:
+            if self.verbose and isinstance(event, MessageEvent):
+                self.err.write(for_terminal(f"  ↳ worker {event.process_id}: {_short(event.text, 100)}") + "\n")
+            elif self.verbose and isinstance(event, ToolStarted):
+                self.err.write(for_terminal(f"    · {event.name} {_short(event.arguments, 70)}") + "\n")
+            elif self.verbose and isinstance(event, JournalEvent):
+                head = event.text.split("\n\n", 1)[0].replace("**", "")
+                self.err.write(for_terminal(f"  · {_short(head, 110)}") + "\n")
+            return
         if isinstance(event, MessageEvent):
             self.messages.append(event.text)
             self.out.write(for_terminal(event.text.rstrip("\n")) + "\n")

@@ -42,7 +42,7 @@ class ChatSession:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
         if printer:
-            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet))
+            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=pid))
         return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, quiet=quiet)
 
     def err(self, text: str) -> None:
@@ -64,8 +64,12 @@ class ChatSession:
     async def _drive(self, process) -> None:
         """One drive of the engine: SIGTERM/SIGHUP stop it as Ctrl+C does (saved, SUSPENDED); a
         failed model call says which process is kept and how to resume it."""
+        from vance_cli.runtime.scheduler import Scheduler
+
         try:
-            await stop_on_signals(self.runtime.drive(process, model_override=self.model))
+            # the scheduler also runs the workers the hub started (process_spawn) and wakes the
+            # hub with their reports
+            await stop_on_signals(Scheduler(self.runtime).run_loaded(process, root_model=self.model))
         except ModelError as exc:
             exc.add_note(f"the process {process.id} is saved ({process.status.value}); resume it with: vance chat --resume {process.id}")
             raise

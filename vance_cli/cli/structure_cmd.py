@@ -122,9 +122,9 @@ def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]
     if kind is None and mode in (None, "json") and looks_like_file:
         raise InvalidSchema(f"schema file {text} does not exist", hint="check the path, or pass the schema as inline JSON")
     if mode is None:
-        mode = "json" if kind == "file" else infer_mode(text, known)
-        if kind is not None and mode == "text":
-            mode = "json"  # it names something on disk, so it was meant as a file (a directory is an error below)
+        # Something on disk was meant as a file (a directory is an error below); otherwise a
+        # registry name, JSON, or (with whitespace) a description; a lone unknown word is an error.
+        mode = "json" if kind is not None else infer_mode(text, known)
     if mode != "json":
         return text, mode, inferred
     if kind == "dir":

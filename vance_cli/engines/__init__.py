@@ -10,6 +10,7 @@ process file alone:
 - ``has_work(process)``: would a run of the engine do something now (an inbox to drain, an open
   turn, a queue to pop)?
 - ``waiting_on(process)``: the id of the child process it waits for (IDLE), or None.
+- ``awaits_workers(process)``: whether that record is the engine's own proof of delivery.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def waiting_on(process: Process) -> str | None:
 
         return benjy_waiting_on(process)
     return None
+
+
+def awaits_workers(process: Process) -> bool:
+    """True when the engine records the one worker it waits on (``waiting_on``) in its own state,
+    and stops waiting in the same save that takes the worker's reply in (Benjy)."""
+    return process.engine == "benjy"
 
 
 def validate_recipe(recipe: Any, scopes: Any) -> None:

@@ -102,6 +102,8 @@ def wire_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
       "empty text parameter", Anthropic 400 "text content blocks must be non-empty" (and litellm
       would otherwise put placeholder text in the model's mouth). The correction that follows it
       says what happened.
+    - A system message with no text is never sent (a recipe without a prompt): Gemini gets it as
+      an empty text part of ``system_instruction``, and it tells any model nothing.
     - A tool result with no text is sent as ``EMPTY_TOOL_RESULT``.
     - Provider extras of the assistant turns since the last user message (the open tool loop) go
       back to the model that produced them, which is what DeepSeek (``reasoning_content``),
@@ -112,6 +114,8 @@ def wire_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role == "assistant" and message.is_empty():
+            continue
+        if message.role == "system" and not (message.content or "").strip():
             continue
         with_extras = index > last_user and message.extras_from == model
         wire = message.to_openai(with_extras=with_extras)
@@ -192,7 +196,8 @@ class Completion(BaseModel):
             content=self.text,
             tool_calls=list(self.tool_calls),
             extras=dict(self.extras),
-            extras_from=self.extras_from if self.extras else None,
+            # A call's own extras (Gemini's signature on the call) count: they go back only with a source.
+            extras_from=self.extras_from if self.extras or any(c.extra for c in self.tool_calls) else None,
         )
 
 

@@ -55,7 +55,7 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         return ScriptedModel(script, name=model, capabilities=capabilities)
 
     if model.startswith(DEMO_PREFIX):
-        from vance_cli.demo import demo_model
+        from vance_cli.demo_brain import demo_model
 
         return demo_model(model)
 

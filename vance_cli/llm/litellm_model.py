@@ -19,8 +19,8 @@ from typing import Any
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
-from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
 from vance_cli.llm.retry import (
@@ -284,9 +284,10 @@ class LiteLLMModel:
         litellm = _litellm()
         kwargs = stream_body(self._kwargs(request))
         attempts = 0
+        assembler = ChunkAssembler()
 
         async def attempt() -> Completion:
-            nonlocal attempts
+            nonlocal attempts, assembler
             attempts += 1
             if attempts > 1:
                 on_delta(RESTART)
@@ -315,9 +316,9 @@ class LiteLLMModel:
             _fill_from(completion, parse_response(assembler.body(self.name), model=self.name, source=self.name))
             return completion
 
-        # A stream that keeps sending is never cut by max_total; it bounds the retries around it.
+        # A stream that keeps sending is never cut by max_total; one that has not begun is.
         return await retry_per_settings(
             attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce,
-            cut_attempts=False,
+            cut_attempts=lambda: assembler.chunks == 0,
         )
 

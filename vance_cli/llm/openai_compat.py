@@ -15,7 +15,7 @@ import os
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -31,8 +31,8 @@ from vance_cli.llm.base import (
     wire_messages,
 )
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
-from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import (
     Announce,
@@ -49,6 +49,12 @@ from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, ss
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
 CONNECT_TIMEOUT = 10.0
+
+
+def endpoint_url(api_base: str, path: str = "/chat/completions") -> str:
+    """``path`` appended to the path of ``api_base``, before any query string (Azure's ``?api-version=``)."""
+    parts = urlsplit(api_base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
 
 
 def wire_model_name(model: str) -> str:
@@ -354,7 +360,7 @@ class OpenAICompatModel:
     async def complete(self, request: ChatRequest) -> Completion:
         check_request_allowed(self.name, self.api_base)
         body = self._body(request)
-        url = f"{self.api_base}/chat/completions"
+        url = endpoint_url(self.api_base)
 
         async def attempt() -> Completion:
             return await self._post(url, body)
@@ -381,25 +387,28 @@ class OpenAICompatModel:
         """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end."""
         check_request_allowed(self.name, self.api_base)
         body = stream_body(self._body(request))
-        url = f"{self.api_base}/chat/completions"
+        url = endpoint_url(self.api_base)
         attempts = 0
+        assembler = ChunkAssembler()
 
         async def attempt() -> Completion:
-            nonlocal attempts
+            nonlocal attempts, assembler
             attempts += 1
             if attempts > 1:
                 on_delta(RESTART)
-            return await self._post_stream(url, body, on_delta)
+            assembler = ChunkAssembler()
+            return await self._post_stream(url, body, on_delta, assembler)
 
         # A stream that keeps sending is never cut by max_total (the read timeout watches for a
-        # stalled one); max_total still bounds the retries and waits around it.
+        # stalled one); one that has not sent its first chunk when the budget is spent is.
         return await retry_per_settings(
             attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}",
-            announce=self._announce, cut_attempts=False,
+            announce=self._announce, cut_attempts=lambda: assembler.chunks == 0,
         )
 
-    async def _post_stream(self, url: str, body: dict[str, Any], on_delta: OnDelta) -> Completion:
-        assembler = ChunkAssembler()
+    async def _post_stream(
+        self, url: str, body: dict[str, Any], on_delta: OnDelta, assembler: ChunkAssembler
+    ) -> Completion:
         done = False
         try:
             async with self._http().stream("POST", url, json=body) as response:

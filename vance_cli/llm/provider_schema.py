@@ -330,6 +330,7 @@ class Prepared:
     body: Any  # the root schema without its definitions; refs rewritten
     defs: dict[str, Any]  # name → schema (refs rewritten)
     unresolved: list[str]  # refs that point outside the schema (kept as they are)
+    check_defs: dict[str, Any] | None = None  # strip_injected_nulls' validation root, made once
 
 
 def _def_name(ref: str, taken: set[str]) -> str:
@@ -1386,8 +1387,18 @@ def build_plan(
     require_strict: bool = True,
     name: str = "output",
 ) -> ProviderPlan:
-    """The request shape for one response format; the caller's schema is never modified."""
+    """The request shape for one response format; the caller's schema is never modified.
+
+    InvalidSchema for a schema nested deeper than check_schema allows (the walk recurses per level)."""
+    from vance_cli.structure.errors import MAX_SCHEMA_DEPTH, InvalidSchema, json_depth
+
     rules = rules_for(capabilities)
+    depth = json_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidSchema(
+            f"the schema nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are supported",
+            hint='move nested parts into "$defs" and point at them with "$ref"',
+        )
     if mode != "json_schema":
         # No provider schema: the prompt carries the exact schema. json_object replies must be
         # objects, so a non-object target still travels inside the envelope.
@@ -1407,6 +1418,8 @@ def build_plan(
 
         body = upgrade(schema)
         body = {k: v for k, v in body.items() if k not in ("$schema", "$id")} if isinstance(body, dict) else body
+        passthrough_notes: list[str] = []
+        body = _relax_negations(body, "", passthrough_notes)
         envelope = allow_need or not _is_plain_object(body)
         provider = body
         if envelope:
@@ -1427,7 +1440,7 @@ def build_plan(
             provider = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
             if defs:
                 provider["$defs"] = defs
-        return _plan(provider, False, envelope, [], False, rules, name)
+        return _plan(provider, False, envelope, passthrough_notes, False, rules, name)
 
     prepared = prepare_schema(schema)
     want_strict = bool(require_strict and capabilities.strict_json_schema)
@@ -1454,6 +1467,42 @@ def build_plan(
     provider, envelope = _assemble(body, defs, t, allow_need=allow_need)
     provider = _fix_unresolvable(provider, downgrades)
     return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, rules, name)
+
+
+_NOT_SCHEMAS = ("enum", "const", "default", "examples")
+_MAYBE_UNENFORCED = ("format", "$ref", "$dynamicRef")
+
+
+def _relax_negations(node: Any, where: str, notes: list[str]) -> Any:
+    """A schema sent as it is, minus what could turn into a false rejection.
+
+    A provider may treat ``format`` as an annotation (always true) and may not follow a reference.
+    That only loosens a schema, except under ``not``, an ``if`` or ``oneOf`` (two branches that
+    differ only by a format both match): there it rejects valid answers. Such a ``not`` or
+    ``if``/``then``/``else`` is removed and such a ``oneOf`` becomes ``anyOf``; the exact schema is
+    still checked locally.
+    """
+    if isinstance(node, list):
+        return [_relax_negations(x, f"{where}/{i}", notes) for i, x in enumerate(node)]
+    if not isinstance(node, dict):
+        return node
+    out = {k: (v if k in _NOT_SCHEMAS else _relax_negations(v, f"{where}/{k}", notes)) for k, v in node.items()}
+    here = where or "(root)"
+    if "not" in out and _has_key(out["not"], _MAYBE_UNENFORCED):
+        del out["not"]
+        notes.append(f"{here}: not removed (a format or reference in it may not be enforced by the provider; checked locally)")
+    if "if" in out and _has_key(out["if"], _MAYBE_UNENFORCED):
+        for key in ("if", "then", "else"):
+            out.pop(key, None)
+        notes.append(f"{here}: if/then/else removed (a format or reference in its condition may not be enforced; checked locally)")
+    if isinstance(out.get("oneOf"), list) and _has_key({"anyOf": out["oneOf"]}, _MAYBE_UNENFORCED, skip_root=True):
+        alternatives = out.pop("oneOf")
+        if "anyOf" in out:
+            out["allOf"] = [*(out.get("allOf") or []), {"anyOf": alternatives}]
+        else:
+            out["anyOf"] = alternatives
+        notes.append(f"{here}: oneOf relaxed to anyOf (exactly-one checked locally)")
+    return out
 
 
 def _plan(provider: Any, strict: bool, envelope: bool, downgrades: list[str], nulls: bool, rules: FamilyRules, name: str) -> ProviderPlan:
@@ -1514,8 +1563,10 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     prepared = prepare_schema(schema)
     defs = prepared.defs
     to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
-    check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}
-    check_defs[TARGET_DEF] = _rewrite_refs(prepared.body, to_root)
+    if prepared.check_defs is None:
+        prepared.check_defs = {k: _rewrite_refs(v, to_root) for k, v in defs.items()}
+        prepared.check_defs[TARGET_DEF] = _rewrite_refs(prepared.body, to_root)
+    check_defs = prepared.check_defs
     validators: dict[int, Any] = {}
 
     def target(ref: str) -> Any:

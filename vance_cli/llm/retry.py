@@ -30,8 +30,12 @@ Announce = Callable[[str], None]
 
 
 def announce_on_stderr(text: str) -> None:
-    """The default retry announcer: one line on stderr (stdout is for results)."""
-    sys.stderr.write(f"vance: {text}\n")
+    """The default retry announcer: one line on stderr (stdout is for results).
+
+    The line quotes the server's error text: control sequences are stripped (sanitize.py)."""
+    from vance_cli.sanitize import for_terminal
+
+    sys.stderr.write(for_terminal(f"vance: {text}") + "\n")
     sys.stderr.flush()
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
@@ -161,7 +165,7 @@ async def with_transport_retries(
     clock: Callable[[], float] = time.monotonic,
     describe: str = "",
     announce: Announce | None = None,
-    cut_attempts: bool = True,
+    cut_attempts: bool | Callable[[], bool] = True,
 ) -> T:
     """Await ``fn()``; retry it on TransportError(retryable=True) only, within ``max_total`` seconds.
 
@@ -169,9 +173,11 @@ async def with_transport_retries(
     it asks for longer (still capped at ``max_delay``). No jitter, so tests can assert the waits.
     ``max_total`` (> 0) bounds the whole call: an attempt still running when it is spent is cut off
     (a timeout), and no wait starts that would end past it. ``max_total <= 0`` means no bound.
-    Each retry is announced with ``announce(text)`` before its wait. ``cut_attempts=False`` (a
-    stream that may rightly run long) lets a running attempt finish; the budget then bounds only
-    the waits and whether another attempt starts.
+    Each retry is announced with ``announce(text)`` before its wait. ``cut_attempts`` may be a
+    callable (a stream, which may rightly run long): an attempt still running when the budget is
+    spent is cut only while it says True (the stream has not begun), else it runs to its end; a
+    server that takes a request and never starts answering still costs at most ``max_total``.
+    ``cut_attempts=False`` never cuts a running attempt.
     """
     attempts = max(1, int(attempts))
     bounded = max_total > 0
@@ -188,12 +194,14 @@ async def with_transport_retries(
     for attempt in range(1, attempts + 1):
         made = attempt
         try:
-            if not bounded or not cut_attempts:
+            if not bounded or cut_attempts is False:
                 return await fn()
-            remaining = max_total - spent()
+            remaining = max(max_total - spent(), 0.001)
             try:
-                return await asyncio.wait_for(fn(), timeout=max(remaining, 0.001))
-            except asyncio.TimeoutError:
+                if cut_attempts is True:
+                    return await asyncio.wait_for(fn(), timeout=remaining)
+                return await _cut_while(fn(), remaining, cut_attempts)
+            except TimeoutError:
                 budget_spent = True
                 last = TransportError(
                     f"{describe + ': ' if describe else ''}no answer within the {max_total:g}s budget of the whole call",
@@ -236,6 +244,24 @@ async def with_transport_retries(
     ) from last
 
 
+async def _cut_while(work: Awaitable[T], seconds: float, may_cut: Callable[[], bool]) -> T:
+    """``work``, cut off (TimeoutError) after ``seconds`` if ``may_cut()`` still says so then."""
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait({task}, timeout=seconds)
+        if not done and may_cut():
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            raise TimeoutError
+        return await task
+    finally:
+        if not task.done():
+            task.cancel()
+
+
 def _without_prefix(message: str, describe: str) -> str:
     """A message without its leading "model at base: " (so the endpoint is named once)."""
     return message[len(describe) + 2 :] if describe and message.startswith(describe + ": ") else message
@@ -248,7 +274,7 @@ async def retry_per_settings(
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     describe: str = "",
     announce: Announce | None = None,
-    cut_attempts: bool = True,
+    cut_attempts: bool | Callable[[], bool] = True,
 ) -> T:
     """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
     return await with_transport_retries(

@@ -156,10 +156,8 @@ def _merge_extras(into: dict[str, Any], delta: Mapping[str, Any], keys: tuple[st
             if value in (None, "", [], {}):
                 continue
             have = into.get(key)
-            if isinstance(value, str) and isinstance(have, str):
-                into[key] = have + value
-            elif isinstance(value, list) and isinstance(have, list):
-                into[key] = have + value
+            if isinstance(value, (str, list)) and type(have) is type(value):
+                into[key] = have + value  # text pieces joined, lists extended
             elif isinstance(value, Mapping) and isinstance(have, Mapping):
                 into[key] = {**have, **value}
             else:

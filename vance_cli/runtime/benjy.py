@@ -152,9 +152,7 @@ class BenjyService:
         with store.lock(pid):
             process = store.load(pid)
             self._check_benjy(process)
-            if process.status == Status.DONE:
-                return RunResult(process)
-            try:
+            try:  # a DONE run still has its scheduler close a worker a crash left unclosed
                 await self._scheduler(process).run_loaded(process)
             finally:
                 await self.runtime.aclose()

@@ -22,6 +22,7 @@ POINTS = (
     "benjy.before_check",  # a CHECK task is about to run its command
     "benjy.after_controller",  # a controller call answered, its transition not yet saved
     "deliver.parent_saved",  # the child's reply is in the parent's inbox, the child is not marked
+    "deliver.taken_in",  # Benjy saved its worker's reply as taken in; the worker is not closed yet
     "deliver.child_marked",  # the delivery is complete on both sides
 )
 

@@ -54,6 +54,10 @@ class Runtime:
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
         self._tools = None
+        # Processes this invocation created (and their children): the user chose their tools on
+        # this command line (--recipe, --allow-exec, --check), so an untrusted folder does not
+        # narrow them. Process files found on disk there might have come with the repository.
+        self._created: set[str] = set()
 
     def model(self, name: str) -> ChatModel:
         if name not in self._models:
@@ -95,7 +99,13 @@ class Runtime:
             workspace=str((workspace or self.scopes.cwd).resolve()),
         )
         self.store.create(process)
+        self._created.add(process.id)
         return process
+
+    def created_child(self, parent: Process, child: Process) -> None:
+        """``child`` was spawned by ``parent`` in this invocation: it is as trusted as its parent."""
+        if parent.id in self._created:
+            self._created.add(child.id)
 
     def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
         if resume and continue_last:
@@ -153,8 +163,10 @@ class Runtime:
         if self._tools is None:
             self._tools = builtin_registry()
         tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
-        if not self.scopes.project_trusted:
+        engine_extra: dict[str, Any] = {"host": host} if host is not None else {}
+        if not self.scopes.project_trusted and process.id not in self._created:
             tools, recipe_exec = self._untrusted_tools(process)
+            engine_extra["untrusted"] = self._untrusted_where()
         deps = EngineDeps(
             model=model,
             tools=tools,
@@ -164,10 +176,11 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                extra={"recipe_exec": recipe_exec},
+                # recipe_exec: the exec_run policy; host: the scheduler (delegation tools reach it)
+                extra={"recipe_exec": recipe_exec, **({"host": host} if host is not None else {})},
             ),
             stream=self.stream,
-            extra={"host": host} if host is not None else {},
+            extra=engine_extra,
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -196,6 +209,13 @@ class Runtime:
         self.store.save(process)
         crashpoint(f"save.{process.engine}")
 
+    def _untrusted_where(self) -> tuple[Path, str]:
+        """The untrusted project folder and the command that trusts it."""
+        from vance_cli.config.trust import check
+
+        root = self.scopes.project.parent if self.scopes.project else self.scopes.cwd
+        return root, check(self.scopes).command
+
     def _untrusted_tools(self, process: Process):
         """The tools a process file in an untrusted project may use, and its exec settings.
 
@@ -205,12 +225,10 @@ class Runtime:
         workspace must lie in the project folder.
         """
         from vance_cli.config.recipes import CHAT_DEFAULT_TOOLS, ENGINE_DEFAULT_TOOLS, Recipe, load_recipe
-        from vance_cli.config.trust import check
         from vance_cli.errors import VanceError
         from vance_cli.tools.base import Tool, ToolResult, builtin_registry
 
-        project_root = self.scopes.project.parent if self.scopes.project else self.scopes.cwd
-        command = check(self.scopes).command
+        project_root, command = self._untrusted_where()
         workspace = Path(process.workspace or self.scopes.cwd).resolve()
         if not workspace.is_relative_to(project_root):
             raise UsageError(
@@ -220,6 +238,11 @@ class Runtime:
             )
         try:
             trusted = load_recipe(process.recipe_name or "", self.scopes)
+            named_file = trusted.path if trusted.origin is None else None
+            if named_file is not None and named_file.resolve().is_relative_to(project_root):
+                # A recipe_name that is a path to a file in the repository (outside .vance/ too):
+                # the file came with the repository as much as the process file did.
+                raise UsageError(f"recipe {process.recipe_name} is in the untrusted folder")
             allowed, exec_spec = set(trusted.tool_names()), trusted.exec.model_dump()
         except VanceError:
             allowed = set(ENGINE_DEFAULT_TOOLS.get(process.engine, CHAT_DEFAULT_TOOLS))

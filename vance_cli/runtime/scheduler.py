@@ -13,6 +13,19 @@ The scheduler finishes pending deliveries before it runs anything, so after a cr
 and 2 the parent cannot have consumed the item yet: it is still in the inbox, step 1 is skipped
 and step 2 is done. A crash before 1 repeats 1. A crash after 2 leaves nothing to do.
 
+Benjy needs neither save of the parent: it records the worker it waits on in its own state and
+stops waiting in the same save that consumes the reply, so the item goes into its inbox in memory,
+Benjy runs, and the worker is closed once Benjy no longer waits on it (after a crash before
+Benjy's save the reply is simply delivered again; after it, the worker is only closed).
+
+A worker (spawned by Benjy: ``engine_params["worker"]``) is closed on delivery. Any other child
+that asked a question (BLOCKED) stays open: a message to it (``process_steer``) runs it again, and
+its next end is delivered under the next id (``child-<id>-<n>``, n = deliveries so far).
+
+The tree is found without scanning every process file: a parent lists its undelivered children
+in ``engine_params["children"]`` (written before the child's file exists; a delivered child drops
+out of the list at the parent's next save).
+
 The engine-facing side (``SchedulerHost``) lets an engine spawn a child with an id it recorded
 before the spawn, look a child up, and get a model for an alias.
 """
@@ -24,8 +37,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from vance_cli.engines import has_work, waiting_on
-from vance_cli.errors import ModelError, StoreError
+from vance_cli.engines import awaits_workers, has_work, waiting_on
+from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
 from vance_cli.runtime.crashpoints import crashpoint
@@ -33,11 +46,13 @@ from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import InboxItem, Process, Status
 
 DELIVERY_KEY = "delivery"
-_CLOSABLE = (Status.READY, Status.BLOCKED)
+DELIVERIES_KEY = "deliveries"  # how many times this child's end was delivered
+CHILDREN_KEY = "children"  # a parent's undelivered children
+WORKER_KEY = "worker"  # spawned by a parent that waits on it (Benjy); closed once its end is taken in
 
 
-def delivery_id(child_id: str) -> str:
-    return f"child-{child_id}"
+def delivery_id(child_id: str, n: int = 0) -> str:
+    return f"child-{child_id}" if n == 0 else f"child-{child_id}-{n}"
 
 
 def child_outcome(child: Process) -> dict[str, Any]:
@@ -109,6 +124,8 @@ class Scheduler:
         self.tree: dict[str, Process] = {}
         self.root: Process | None = None
         self.started = 0.0  # when this run began: wallclock nets count time inside runs only
+        self._root_model: str | None = None
+        self._locked: set[str] = set()
 
     # --- the host interface for engines ----------------------------------------------------
 
@@ -150,14 +167,22 @@ class Scheduler:
         title: str | None = None,
         workspace: str | None = None,
         model: str | None = None,
+        worker: bool = False,
+        engine_params: dict[str, Any] | None = None,
     ) -> Process:
         """Create the child process file (idempotent: an existing ``child_id`` is returned as is).
 
-        ``recipe`` is the snapshot the child runs with; ``message`` its first inbox message.
+        ``recipe`` is the snapshot the child runs with; ``message`` its first inbox message. The
+        child is listed in the parent's ``children`` first; a parent that already wrote it there
+        in its own last save (Benjy does) costs no extra save here.
         """
         existing = self.find(child_id)
         if existing is not None:
             return existing
+        children = parent.engine_params.setdefault(CHILDREN_KEY, [])
+        if child_id not in children:
+            children.append(child_id)
+            self._save(parent)
         child = Process(
             id=child_id,
             engine=recipe["engine"],
@@ -169,10 +194,14 @@ class Scheduler:
             workspace=workspace or parent.workspace,
         )
         child.inbox.append(InboxItem(kind="user", sender=parent.id, content=message))
+        child.engine_params.update(engine_params or {})
+        if worker:
+            child.engine_params[WORKER_KEY] = True
         try:
             self.store.create(child)
         except StoreError:  # created by an earlier run that crashed before recording it: adopt it
             child = self.store.load(child_id)
+        self.runtime.created_child(parent, child)
         self.tree[child.id] = child
         return child
 
@@ -184,9 +213,15 @@ class Scheduler:
             root = self.store.load(root_id)
             return await self.run_loaded(root)
 
-    async def run_loaded(self, root: Process) -> Process:
-        """As ``run``, for a root the caller already holds locked and loaded."""
+    async def run_loaded(self, root: Process, *, root_model: str | None = None) -> Process:
+        """As ``run``, for a root the caller already holds locked and loaded.
+
+        ``root_model`` switches the root's model (``vance chat --model``) before its next turn.
+        """
+        if root.status == Status.DONE and root.inbox:
+            raise UsageError(f"process {root.id} is DONE", hint="start a new one")
         self.root = root
+        self._root_model = root_model
         self.started = time.time()
         self.tree = {root.id: root}
         self._adopt_children(root)
@@ -203,19 +238,30 @@ class Scheduler:
         return root
 
     def _adopt_children(self, root: Process) -> None:
-        """Load the undelivered descendants of ``root`` (after a crash or a stop mid-run)."""
-        processes, _corrupt = self.store.list()
-        by_parent: dict[str, list[Process]] = {}
-        for p in processes:
-            if p.parent:
-                by_parent.setdefault(p.parent, []).append(p)
-        frontier = [root.id]
+        """Load the open descendants of ``root`` (after a crash, a stop, or a question)."""
+        frontier = [root]
         while frontier:
-            pid = frontier.pop()
-            for child in by_parent.get(pid, []):
-                if child.engine_params.get(DELIVERY_KEY) is None and child.id not in self.tree:
-                    self.tree[child.id] = child
-                    frontier.append(child.id)
+            parent = frontier.pop()
+            ids = list(parent.engine_params.get(CHILDREN_KEY) or [])
+            waited = waiting_on(parent)
+            if waited and waited not in ids:
+                ids.append(waited)
+            for pid in ids:
+                if pid in self.tree:
+                    continue
+                child = self.find(pid)
+                if child is None or child.parent != parent.id:
+                    continue
+                if child.status == Status.DONE and child.engine_params.get(DELIVERY_KEY) is not None:
+                    self._forget(parent, child)  # delivered and closed before a crash
+                    continue
+                frontier.append(child)
+
+    def _forget(self, parent: Process, child: Process) -> None:
+        children = parent.engine_params.get(CHILDREN_KEY) or []
+        if child.id in children:
+            children.remove(child.id)  # saved with the parent's next save
+        self.tree.pop(child.id, None)
 
     def _depth(self, process: Process) -> int:
         depth, seen = 0, set()
@@ -228,10 +274,10 @@ class Scheduler:
     def _runnable(self, process: Process) -> bool:
         if process.status == Status.DONE:
             return False
+        if process.inbox:
+            return True  # a delivered child that got a message runs again
         if process.engine_params.get(DELIVERY_KEY) is not None:
             return False
-        if process.inbox:
-            return True
         child = waiting_on(process)
         if child is not None:
             # waiting on a child that does not exist yet: the parent spawns it (its id was
@@ -248,7 +294,26 @@ class Scheduler:
     async def _drive(self, process: Process) -> None:
         lock = contextlib.nullcontext() if process is self.root else self.store.lock(process.id)
         with lock:
-            await self.runtime.drive(process, host=self)
+            self._locked.add(process.id)
+            try:
+                # a child delivered earlier (its question) runs again: its next end is a new delivery
+                process.engine_params.pop(DELIVERY_KEY, None)
+                override, self._root_model = (self._root_model, None) if process is self.root else (None, self._root_model)
+                await self.runtime.drive(process, host=self, model_override=override)
+            finally:
+                self._locked.discard(process.id)
+
+    def save(self, process: Process) -> None:
+        """Save a process of the tree (a tool's bookkeeping in its caller before an outside effect)."""
+        self._save(process)
+
+    def _save(self, process: Process) -> None:
+        lock = contextlib.nullcontext() if process is self.root or self._driving(process) else self.store.lock(process.id)
+        with lock:
+            self.store.save(process)
+
+    def _driving(self, process: Process) -> bool:
+        return process.id in self._locked
 
     # --- delivery --------------------------------------------------------------------------
 
@@ -273,27 +338,41 @@ class Scheduler:
             self.deliver(parent, child)
 
     def deliver(self, parent: Process, child: Process) -> None:
-        """Put ``child``'s outcome into ``parent``'s inbox exactly once, then close the child."""
+        """Put ``child``'s outcome into ``parent``'s inbox exactly once, then close (or mark) the child.
+
+        A worker whose parent waits on it (Benjy's in-flight worker) needs no save here: the
+        parent's own state says whether it took the reply in (it stops waiting in the same save
+        that consumes the item). So the item goes into the parent's inbox in memory; the parent
+        runs; once it no longer waits, the worker is closed. A crash before the parent's save
+        delivers again from the start; after it, the worker is only closed.
+        """
         outcome = child_outcome(child)
-        key = delivery_id(child.id)
-        if not any(item.id == key for item in parent.inbox):
-            lock = contextlib.nullcontext() if parent is self.root else self.store.lock(parent.id)
-            with lock:
-                parent.inbox.append(
-                    InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome)
-                )
-                self.store.save(parent)
+        count = int(child.engine_params.get(DELIVERIES_KEY) or 0)
+        key = delivery_id(child.id, count)
+        tracked = awaits_workers(parent)  # the parent's state records the worker it waits on
+        if tracked and waiting_on(parent) == child.id:
+            if not any(item.id == key for item in parent.inbox):
+                parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
+            return
+        if tracked:
+            crashpoint("deliver.taken_in")  # a worker its parent took in already: only closing it is left
+        elif not any(item.id == key for item in parent.inbox):
+            parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
+            self._save(parent)
             crashpoint("deliver.parent_saved")
+        close = child.status == Status.READY or (child.status == Status.BLOCKED and child.engine_params.get(WORKER_KEY))
         with self.store.lock(child.id):
             child.engine_params[DELIVERY_KEY] = {"to": parent.id, "kind": outcome["kind"], "at": time.time()}
+            child.engine_params[DELIVERIES_KEY] = count + 1
             old = child.status
-            if old in _CLOSABLE:
+            if close:
                 child.transition(Status.DONE, "closed by its parent after delivery")
             self.store.save(child)
         crashpoint("deliver.child_marked")
         if child.status != old:
             self.runtime.bus.emit(StatusChanged(child.id, old.value, child.status.value, child.status_reason))
-        del self.tree[child.id]
+        if child.status in (Status.DONE, Status.FAILED):
+            self._forget(parent, child)
 
     def _fail_ancestors(self, exc: ModelError) -> None:
         """A child's model failed for good: its waiting ancestors say so (FAILED, resumable)."""

@@ -137,9 +137,9 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
     """Raise InvalidSchema unless ``schema`` is a JSON object that passes the meta-schema of the
     draft its ``$schema`` declares (none: 2020-12), is not nested absurdly deep, every ``$ref`` in
     it resolves inside it, and validating against it terminates. The same object is checked once."""
-    from jsonschema.exceptions import SchemaError, best_match
+    from jsonschema.exceptions import best_match
 
-    from vance_cli.llm.dialects import dialect_of, validator_class
+    from vance_cli.llm.dialects import dialect_of, meta_validator, validator_class
 
     if not isinstance(schema, dict):
         raise InvalidSchema(
@@ -155,23 +155,24 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
             hint='move nested parts into "$defs" and point at them with "$ref"',
         )
     cls = validator_class(schema)
-    try:
-        cls.check_schema(schema, format_checker=cls.FORMAT_CHECKER)
-    except SchemaError:
-        validator = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-        err = best_match(validator.iter_errors(schema))
+    meta = meta_validator(cls)
+    err = None if meta.is_valid(schema) else best_match(meta.iter_errors(schema))
+    if err is not None:
         at = "/" + "/".join(str(p) for p in err.absolute_path) if err.absolute_path else "the root"
         name = dialect_of(schema)
         declared = "" if "$schema" in schema else " (no $schema given)"
         raise InvalidSchema(
             f"{where} is not a valid JSON Schema ({name}{declared}): at {at}: {_cut(err.message)}",
             hint="fix the schema, or declare the draft it is written in with \"$schema\" (e.g. \"http://json-schema.org/draft-07/schema#\")",
-        ) from None
-    check_refs(schema, where)
+        )
+    from vance_cli.llm.provider_schema import in_place_cycle, prepare_schema
+
+    # Resolving every ref is part of preparing the provider schema (cached for the plan); the
+    # slower per-ref walk runs only to say which ref failed, or for $dynamicRef it does not cover.
+    if prepare_schema(schema).unresolved or _has_dynamic_ref(schema):
+        check_refs(schema, where)
     # A $ref loop that never descends into the value passes the meta-schema but makes every
     # validation recurse forever (found statically: probing could crash inside `referencing`).
-    from vance_cli.llm.provider_schema import in_place_cycle
-
     if in_place_cycle(schema) is not None:
         raise InvalidSchema(
             f"{where} refers to itself without descending into the value (a $ref loop)",
@@ -181,6 +182,19 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
         _CHECKED.pop(next(iter(_CHECKED)))
     _CHECKED[id(schema)] = schema
     return schema
+
+
+def _has_dynamic_ref(schema: Any) -> bool:
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "$dynamicRef" in node or "$recursiveRef" in node:
+                return True
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 def _cut(text: str, limit: int = 300) -> str:

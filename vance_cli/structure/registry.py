@@ -32,6 +32,9 @@ if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
 
 TABLE = "structure_schemas"
+# Listing checks a schema against its meta-schema only up to this size; a bigger one (checking
+# takes ~1 s per MB) is parsed only and checked in full when it is used.
+LIST_CHECK_BYTES = 256 * 1024
 DEFAULT_TENANT = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -96,8 +99,9 @@ def check_name(name: str) -> str:
     return name
 
 
-def read_schema_file(path: Path) -> dict[str, Any]:
-    """The schema in a file, checked; every read problem is an InvalidSchema naming the path."""
+def read_schema_file(path: Path, *, check: bool = True) -> dict[str, Any]:
+    """The schema in a file, checked (``check=False``: only parsed, and it must be an object);
+    every read problem is an InvalidSchema naming the path."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -111,7 +115,23 @@ def read_schema_file(path: Path) -> dict[str, Any]:
             f"schema file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             hint=f"fix the JSON in {path}",
         ) from exc
+    if not check:
+        if not isinstance(data, dict):
+            raise InvalidSchema(f"schema file {path} must hold a JSON object (a JSON Schema), got {type(data).__name__}", hint=f"fix {path}")
+        return data
     return check_schema(data, where=f"schema file {path}")
+
+
+def unknown_schema(name: str, known: list[str], *, hint: str) -> SchemaNotFound:
+    """SchemaNotFound for ``name``, suggesting the closest known names (or listing them all)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:
+        suggestion = " or ".join(repr(c) for c in close)
+        return SchemaNotFound(f"unknown schema {name!r}; did you mean {suggestion}?", hint=hint)
+    listed = ", ".join(known) if known else "(none)"
+    return SchemaNotFound(f"unknown schema {name!r}; available: {listed}", hint=hint)
 
 
 def _file_version(schema: dict[str, Any]) -> str:
@@ -163,12 +183,18 @@ class SchemaRegistry:
         with open_db(path.parent) as db:
             return [dict(row) for row in db.table(TABLE).all()]
 
-    def _from_row(self, row: dict[str, Any], scope: str) -> RegisteredSchema:
+    def _from_row(self, row: dict[str, Any], scope: str, *, check: bool | None = True) -> RegisteredSchema:
         schema = row.get("schema")
         where = f"override {row.get('name')!r} in {self._db_path(scope)}"
+        if check is None:  # listing: only small schemas are checked here
+            check = len(json.dumps(schema)) <= LIST_CHECK_BYTES
+        if check:
+            schema = check_schema(schema, where=where)
+        elif not isinstance(schema, dict):
+            raise InvalidSchema(f"{where} must be a JSON object (a JSON Schema), got {type(schema).__name__}", hint="replace it with `vance schemas add`")
         return RegisteredSchema(
             name=str(row.get("name")),
-            schema=check_schema(schema, where=where),
+            schema=schema,
             manual=row.get("manual") or None,
             version=str(row.get("version") or "1.0"),
             origin=self.origin_for(scope),
@@ -177,8 +203,13 @@ class SchemaRegistry:
             kind="override",
         )
 
-    def _from_file(self, path: Path, scope: str) -> RegisteredSchema:
-        schema = read_schema_file(path)
+    def _from_file(self, path: Path, scope: str, *, check: bool | None = True) -> RegisteredSchema:
+        if check is None:  # listing: only small files are checked here
+            try:
+                check = path.stat().st_size <= LIST_CHECK_BYTES
+            except OSError:
+                check = True  # read_schema_file reports it
+        schema = read_schema_file(path, check=check)
         manual_path = path.with_name(path.name[: -len(".json")] + ".manual.md")
         manual = None
         try:
@@ -215,17 +246,17 @@ class SchemaRegistry:
     def get(self, name: str) -> RegisteredSchema:
         found = self.find(name)
         if found is None:
-            names = self.names()
-            listed = ", ".join(names) if names else "(none)"
-            raise SchemaNotFound(
-                f"unknown schema {name!r}; available: {listed}",
-                hint="run `vance schemas list`, or add one with `vance schemas add NAME FILE`",
-            )
+            raise unknown_schema(name, self.names(), hint="run `vance schemas list`, or add one with `vance schemas add NAME FILE`")
         return found
 
-    def scan(self) -> tuple[list[SchemaListing], list[BrokenSchema]]:
+    def scan(self, *, check: bool | None = None) -> tuple[list[SchemaListing], list[BrokenSchema]]:
         """Every loadable entry of every scope in lookup order (later duplicates marked shadowed),
-        and the entries that failed to load. One broken file never hides the others."""
+        and the entries that failed to load. One broken file never hides the others.
+
+        A schema is checked (meta-schema, refs) here when it is at most ``LIST_CHECK_BYTES``
+        (``check=True``: always; ``False``: never); a bigger one is only parsed and is checked in
+        full when it is used (``get``/``find``): checking a multi-megabyte schema takes seconds,
+        and listing names must not cost that."""
         entries: list[SchemaListing] = []
         broken: list[BrokenSchema] = []
         winners: dict[str, str] = {}
@@ -247,7 +278,7 @@ class SchemaRegistry:
                 name = str(row.get("name") or "")
                 if NAME_RE.match(name) and not name.startswith("_"):
                     try:
-                        found.append(self._from_row(row, scope))
+                        found.append(self._from_row(row, scope, check=check))
                     except VanceError as exc:
                         found.append(BrokenSchema(name=name, scope=scope, source=f"{self._db_path(scope)}#{TABLE}", problem=exc.message))
             try:
@@ -260,7 +291,7 @@ class SchemaRegistry:
                 if stem.startswith("_") or not NAME_RE.match(stem):
                     continue
                 try:
-                    found.append(self._from_file(path, scope))
+                    found.append(self._from_file(path, scope, check=check))
                 except VanceError as exc:
                     found.append(BrokenSchema(name=stem, scope=scope, source=str(path), problem=exc.message))
             for item in found:
@@ -280,18 +311,30 @@ class SchemaRegistry:
         return self.scan()[1]
 
     def names(self, *, include_broken: bool = False) -> list[str]:
-        """The names that resolve to a loadable schema; with ``include_broken`` also the names of
+        """The names that resolve to a parseable schema; with ``include_broken`` also the names of
         broken entries (mode inference: asking for such a name should say what is wrong with it,
         not silently turn the name into a text-mode description)."""
-        entries, broken = self.scan()
-        names = {e.schema.name for e in entries if e.shadowed_by is None}
         if include_broken:
-            names |= {b.name for b in broken if b.name}
-        return sorted(names)
+            return self.known_names()
+        entries, _ = self.scan()
+        return sorted({e.schema.name for e in entries if e.shadowed_by is None})
 
     def known_names(self) -> list[str]:
-        """Every name the registry holds, loadable or not: what mode inference matches against."""
-        return self.names(include_broken=True)
+        """Every name the registry holds, loadable or not: what mode inference matches against.
+
+        Read from file names and override rows only: no schema file is opened."""
+        names: set[str] = set()
+        for scope, folder in self.scopes.search_path("schemas"):
+            try:
+                names |= {str(r.get("name")) for r in self._overrides(scope) if NAME_RE.match(str(r.get("name") or ""))}
+            except VanceError:
+                pass  # a corrupt table: `vance schemas list` reports it
+            try:
+                stems = [p.name[: -len(".json")] for p in folder.glob("*.json")] if folder.is_dir() else []
+            except OSError:
+                stems = []
+            names |= {s for s in stems if NAME_RE.match(s)}
+        return sorted(n for n in names if not n.startswith("_"))
 
     # ------------------------------------------------------------------ overrides
 

@@ -1,8 +1,8 @@
 """StructureService: prompt + schema (inline, named, or described) → validated JSON (spec §2.2, §4).
 
 Schema stage:
-- ``json``: the inline schema, checked against the Draft 2020-12 meta-schema first (an invalid
-  schema is an InvalidSchema error, no model call);
+- ``json``: the inline schema, checked against the meta-schema of the draft its ``$schema``
+  declares (none: 2020-12) first (an invalid schema is an InvalidSchema error, no model call);
 - ``named``: the registry (project → user/"tenant" → bundled); the manual becomes a system block;
 - ``text``: the builder (cached); its confidence gate may end the call with ``need-more-input``.
   The result's ``stage`` says which stage ended the call (``builder`` or ``content``);
@@ -137,21 +137,34 @@ def _json_scalar(text: str) -> bool:
 
 def infer_mode(schema: Any, known_names: Callable[[], list[str]] | None = None) -> SchemaMode:
     """Object, "{..." or "[..." → json; a registry name → named; other JSON that is no string → json
-    (so it is rejected as "not a JSON object" instead of costing a builder call); else → text."""
+    (so it is rejected as "not a JSON object" instead of costing a builder call); else → text.
+
+    With a registry to ask (``known_names``), a single token that names nothing there (no
+    whitespace, not JSON) is taken for a mistyped name: SchemaNotFound suggesting the closest
+    names. A one-word description needs ``schemaMode`` "text" (``--mode text``)."""
     if not isinstance(schema, str):
         return "json"
     text = schema.strip()
     if text.startswith(("{", "[")):
         return "json"
-    if known_names is not None and text in known_names():
+    names = known_names() if known_names is not None else None
+    if names is not None and text in names:
         return "named"
     if _json_scalar(text):
         return "json"
+    if names is not None and text and not any(c.isspace() for c in text) and not text.startswith('"'):
+        from vance_cli.structure.registry import unknown_schema
+
+        raise unknown_schema(
+            text,
+            names,
+            hint="run `vance schemas list` for the names; to use it as a description of the fields, pass --mode text (schemaMode \"text\")",
+        )
     return "text"
 
 
 def parse_inline(schema: dict[str, Any] | str) -> dict[str, Any]:
-    """An inline schema as a dict, checked against the 2020-12 meta-schema."""
+    """An inline schema as a dict, checked against its draft's meta-schema (once per object)."""
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)

@@ -1,8 +1,9 @@
 """Answering a Benjy run through its files (the watch view's answer box).
 
 ``answer_by_files`` answers a run that another vance drives (or that waits, BLOCKED, with no
-vance on it). A run driven in this process is answered through ``BenjyService.answer`` instead
-(``benjy_source.BenjyRunSource``, `vance benjy run` on a terminal).
+vance on it). A run driven in this process goes through ``BenjyService`` instead:
+``make_benjy_source`` (kept for its callers) gives ``benjy_source.BenjyRunSource``, which
+``vance benjy run`` on a terminal and ``vance_cli.tui.run_benjy_live`` use.
 """
 
 from __future__ import annotations
@@ -25,3 +26,10 @@ async def answer_by_files(store: ProcessStore, pid: str, text: str) -> None:
                              hint="answer when the run shows a question")
         process.inbox.append(InboxItem(kind="user", content=text))
         store.save(process)
+
+
+def make_benjy_source(service, pid: str):
+    """The RunSource of a Benjy run driven in this process (benjy_source.BenjyRunSource)."""
+    from vance_cli.tui.benjy_source import BenjyRunSource
+
+    return BenjyRunSource(service, pid)

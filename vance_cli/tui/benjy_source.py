@@ -28,7 +28,7 @@ class BenjyRunSource:
         self.store = service.runtime.store
         self.process_id = pid
         self.first_answer = answer
-        self.process: Process | None = None
+        self.process: Process | None = self.store.load(pid)  # as on disk; refreshed as the run reports
         self.result: RunResult | None = None
         self.error: BaseException | None = None
         self.running_since: float | None = None

@@ -35,12 +35,14 @@ from vance_cli.engines.benjy.handlers import (
 )
 from vance_cli.engines.benjy.state import STATE_KEY, BenjyState, Task, load_state
 from vance_cli.engines.ford import EngineDeps
-from vance_cli.errors import ConfigError, VanceError
+from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, StatusChanged, TodosUpdated, UsageEvent
 from vance_cli.llm.base import Message
 from vance_cli.runtime.crashpoints import crashpoint
+from vance_cli.runtime.scheduler import CHILDREN_KEY
 from vance_cli.store.process import Process, Status, Todo, new_process_id
 
+JOURNAL_CHUNK = 50  # journal entries per archive file (the history keeps up to twice that)
 OPTIONS_KEY = "benjyOptions"  # run options from the CLI: check, allowExec, criteriaFiles
 RECIPES_KEY = "benjyRecipes"  # snapshots of the recipes the run config names
 STAGE_SCHEMAS = {"interpret": "benjy-interpret", "evaluate": "benjy-evaluate", "reflect": "benjy-reflect", "route": "benjy-route"}
@@ -84,6 +86,12 @@ class BenjyEngine:
         self.host = deps.extra.get("host")
         self._outbox: list = []
         self.cfg: RunConfig | None = None
+        # Transitions with no effect outside the process file wait for the next save: the one
+        # before a check command, a spawn, a question or the end of the run. Their events wait
+        # with them, so nothing is shown before it is on disk; a crash repeats them from their
+        # inputs, which are on disk (a controller call since the last save runs again: it
+        # changes nothing outside, it only costs its tokens once more).
+        self._dirty = False
 
     # --- events --------------------------------------------------------------------------------
 
@@ -104,8 +112,15 @@ class BenjyEngine:
             self._emit(StatusChanged(process.id, old.value, new.value, reason))
 
     def _save(self, process: Process) -> None:
+        self._archive_journal(process)
         self.deps.persist(process)
+        self._dirty = False
         self.flush_events()
+
+    def _flush(self, process: Process) -> None:
+        """Save the transitions committed without a save of their own (and emit their events)."""
+        if self._dirty:
+            self._save(process)
 
     # --- the loop ------------------------------------------------------------------------------
 
@@ -123,6 +138,15 @@ class BenjyEngine:
         if not state.config:
             self._first_entry(process, state)
         self.cfg = RunConfig.model_validate(state.config)
+        untrusted = self.deps.extra.get("untrusted")
+        if untrusted is not None and self.cfg.checkCommand:
+            # The command is read from the process file, which may have come with the repository.
+            root, command = untrusted
+            raise UsageError(
+                f"process {process.id} runs the check command {self.cfg.checkCommand!r} from its file "
+                f"in {root}/.vance, which is not trusted",
+                hint=f"if you started this run, trust the folder with: {command}",
+            )
         for item in list(process.inbox):
             outcome = inbound(state, item.model_dump(mode="json"), self._ctx())
             process.inbox.remove(item)  # consumed in the same save as its queue operations
@@ -132,6 +156,7 @@ class BenjyEngine:
                 await self._await_worker(process, state)
                 return
             if state.outcome == "done" or process.status == Status.DONE:
+                self._flush(process)
                 return
             if state.outcome == "blocked" or state.pendingQuestion is not None:
                 self._set_status(process, Status.BLOCKED, process.status_reason if process.status == Status.BLOCKED else "waiting for an answer")
@@ -153,6 +178,8 @@ class BenjyEngine:
             if process.status != Status.RUNNING:
                 self._set_status(process, Status.RUNNING)
             task = state.queue[0]
+            if task.type == "CHECK":
+                self._flush(process)  # what led here is on disk before the command runs
             inp = await self._perform(process, state, task)
             try:
                 outcome = step(state, task, inp, self._ctx())
@@ -218,7 +245,9 @@ class BenjyEngine:
         spawns: list[Spawn] = []
         for effect in outcome.effects:
             if isinstance(effect, Journal):
-                process.history.append(Message(role="assistant", content=effect.text, meta={"kind": "journal"}))
+                new.counters.journal += 1
+                meta = {"kind": "journal", "seq": new.counters.journal}
+                process.history.append(Message(role="assistant", content=effect.text, meta=meta))
                 self._emit(JournalEvent(process.id, effect.text, effect.level))
             elif isinstance(effect, Say):
                 process.history.append(Message(role="assistant", content=effect.text, meta={"delivered": True, "kind": effect.kind}))
@@ -231,27 +260,84 @@ class BenjyEngine:
                 self._set_status(process, Status(effect.status), effect.reason)
             elif isinstance(effect, Spawn):
                 spawns.append(effect)
+                # listed as the parent's open child in the same save that records it in flight
+                children = process.engine_params.setdefault(CHILDREN_KEY, [])
+                if effect.child not in children:
+                    children.append(effect.child)
         self._project_todos(process, old, new)
-        self._save(process)
+        if spawns or any(isinstance(e, SetStatus) for e in outcome.effects):
+            self._save(process)
+        else:
+            self._dirty = True
         for spawn in spawns:
             self._spawn(process, spawn)
         return new
 
+    def _archive_journal(self, process: Process) -> None:
+        """Keep the history bounded: the oldest journal entries move to Markdown files beside it.
+
+        The process file is rewritten at every save, so a history that grows with the run makes
+        the run quadratic. Past ``2 * JOURNAL_CHUNK`` entries, the oldest ``JOURNAL_CHUNK`` go to
+        ``<id>.journal/<first>-<last>.md`` (written atomically, before the save that drops them:
+        a crash in between rewrites the same file) and one line in the history points there.
+        """
+        from vance_cli.store.atomic import atomic_write_text
+
+        journal = [m for m in process.history if m.meta.get("kind") == "journal" and "seq" in m.meta]
+        if len(journal) <= 2 * JOURNAL_CHUNK:
+            return
+        chunk = journal[:JOURNAL_CHUNK]
+        first, last = chunk[0].meta["seq"], chunk[-1].meta["seq"]
+        folder = self.host.store.path(process.id).with_suffix(".journal")
+        path = folder / f"{first:06d}-{last:06d}.md"
+        atomic_write_text(path, "\n\n---\n\n".join(m.content or "" for m in chunk) + "\n")
+        moved = {id(m) for m in chunk}
+        at = next(i for i, m in enumerate(process.history) if id(m) in moved)
+        process.history = [m for m in process.history if id(m) not in moved]
+        note = Message(role="assistant", content=f"*Journal entries {first}–{last} are in {path}*",
+                       meta={"kind": "journal", "archived": [first, last], "path": str(path)})
+        process.history.insert(at, note)
+
     def _project_todos(self, process: Process, old: BenjyState, new: BenjyState) -> None:
-        """Todos follow the items; recomputed only when an item changed (shared items are the same objects)."""
-        changed = (
-            len(old.items) != len(new.items)
-            or (old.outcome == "done") != (new.outcome == "done")
-            or any(a is not b for a, b in zip(old.items, new.items, strict=True))
-            or (bool(new.items) and not process.todos and new.outcome != "done")
-        )
+        """Todos follow the items: the changed items only (unchanged ones are the same objects)."""
+        if new.outcome == "done":
+            if process.todos:
+                process.todos = []
+                self._emit(TodosUpdated(process.id, []))
+            return
+        if old.todoFrom != new.todoFrom:  # a reset: the cleared list, then the new items
+            process.todos = [Todo(**t) for t in render.todos(new)]
+            self._emit(TodosUpdated(process.id, [t.model_dump() for t in process.todos]))
+            return
+        if not process.todos:
+            todos = render.todos(new)
+            if todos:
+                process.todos = [Todo(**t) for t in todos]
+                self._emit(TodosUpdated(process.id, todos))
+            return
+        changed = [b for a, b in zip(old.items, new.items) if a is not b] + new.items[len(old.items):]
         if not changed:
             return
-        todos = render.todos(new)
-        if [t.model_dump() for t in process.todos] == todos:
+        todos = list(process.todos)
+        gone: set[int] = set()
+        dirty = False
+        for item in changed:
+            entry = render.todo_of(item) if item.id > new.todoFrom else None
+            pos = _todo_position(todos, item.id)
+            if entry is None:
+                if pos is not None:
+                    gone.add(pos)
+                    dirty = True
+            elif pos is None:
+                todos.append(Todo(**entry))
+                dirty = True
+            elif (todos[pos].text, todos[pos].status) != (entry["text"], entry["status"]):
+                todos[pos] = Todo(**entry)
+                dirty = True
+        if not dirty:
             return
-        process.todos = [Todo(**t) for t in todos]
-        self._emit(TodosUpdated(process.id, todos))
+        process.todos = [t for i, t in enumerate(todos) if i not in gone]
+        self._emit(TodosUpdated(process.id, [{"id": t.id, "text": t.text, "status": t.status} for t in process.todos]))
 
     def _spawn(self, process: Process, spawn: Spawn) -> None:
         assert self.cfg is not None
@@ -266,6 +352,7 @@ class BenjyEngine:
             message=spawn.prompt,
             title=spawn.title,
             workspace=process.workspace,
+            worker=True,
         )
         crashpoint("benjy.after_spawn")
 
@@ -324,7 +411,9 @@ class BenjyEngine:
         return ControllerAnswer(
             status="ok" if result.status == "ok" else "stale",
             data=result.data,
-            errors=list(result.errors) or ([f"need-more-input: {result.need}"] if result.need else []),
+            errors=list(result.errors)
+            or ([f"need-more-input: {result.need}"] if result.need else [])
+            or ([f"refused: the model declined to answer: {result.refusal}"] if result.refusal else []),
             tokens=usage.total_tokens,
             calls=usage.calls,
         )
@@ -369,6 +458,20 @@ class BenjyEngine:
             return []
 
         return check
+
+
+def _todo_position(todos: list[Todo], item_id: int) -> int | None:
+    """Where item ``item_id``'s todo is: todos follow the item order (ids 1, 2, ...) minus the
+    dropped items, so it is at ``item_id - 1`` or a little before; O(1) without drops."""
+    i = min(item_id - 1, len(todos) - 1)
+    while i >= 0:
+        current = int(todos[i].id)
+        if current == item_id:
+            return i
+        if current < item_id:
+            return None
+        i -= 1
+    return None
 
 
 def resolve_criteria(recipe: Any, options: dict[str, Any], workspace: Path) -> list[str]:

@@ -220,15 +220,18 @@ def journal_entry(records: list[str], state: BenjyState) -> str:
 _TODO_STATUS = {"open": "open", "in_progress": "in_progress", "done": "done", "failed": "failed"}
 
 
+def todo_of(item: Item) -> dict[str, str] | None:
+    """One item's todo (None for a dropped item): id = item id, sequential and never reused."""
+    if item.status not in _TODO_STATUS:
+        return None
+    return {"id": str(item.id), "text": one_line(item.title, 120), "status": _TODO_STATUS[item.status]}
+
+
 def todos(state: BenjyState) -> list[dict[str, str]]:
-    """The todo projection: one per live item, id = item id (sequential, never reused)."""
+    """The todo projection of the whole state (empty once DONE)."""
     if state.outcome == "done":
         return []
-    return [
-        {"id": str(i.id), "text": one_line(i.title, 120), "status": _TODO_STATUS[i.status]}
-        for i in state.items
-        if i.status in _TODO_STATUS
-    ]
+    return [t for t in map(todo_of, state.items[state.todoFrom:]) if t is not None]
 
 
 def synthesis(state: BenjyState) -> str:

@@ -78,6 +78,7 @@ class Counters(_Model):
     checks: int = 0
     tasks: int = 0
     questions: int = 0
+    journal: int = 0  # journal entries written (their sequence numbers)
     phaseElapsed: float = 0.0  # seconds of work in the current wallclock phase
     lastTick: float = 0.0
     routeRecent: list[str] = Field(default_factory=list)  # fingerprints of the last route decisions
@@ -112,6 +113,7 @@ class BenjyState(_Model):
     diagnosis: str | None = None
     notes: list[str] = Field(default_factory=list)  # recent facts, bounded (digest)
     nextTaskId: int = 1
+    todoFrom: int = 0  # the todos show items with a greater id (a reset clears the projection)
 
     # set by handlers during one step; never persisted
     _progress: bool = PrivateAttr(default=False)
