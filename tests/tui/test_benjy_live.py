@@ -74,6 +74,14 @@ async def test_a_live_run_shows_todos_journal_and_status_and_ends_done(tmp_path,
         assert seen_titles[-1] == "hidden" and not todos.display
         assert status.render_text().startswith(pid)
         assert not source.running and source.result.status == Status.DONE
+        panel = app.screen.query_one(JournalPanel)  # it followed the run: the report is in view
+        await wait_for(pilot, lambda: panel.max_scroll_y > 0 and panel.scroll_y == panel.max_scroll_y,
+                       describe=lambda: (panel.scroll_y, panel.max_scroll_y))
+        panel.scroll_home(animate=False)  # the person scrolls up: a new entry does not pull them down
+        await pilot.pause()
+        panel.add_entry("one more")
+        await pilot.pause()
+        assert panel.scroll_y == 0 and not panel.following
         await pilot.press("q")  # nothing is running: q closes
     assert source.outcome().status == Status.DONE and not source.outcome().stopped
     assert (ws / "item1.txt").read_text() == "item 1\n" and (ws / "item2.txt").read_text() == "item 2\n"

@@ -71,8 +71,9 @@ def test_vance_benjy_run_in_a_terminal_shows_the_run_live(fake_openai, vance_hom
     try:
         term.read_until("journal · ")  # the run screen is up
         term.read_until(" · done · ")  # the status bar, once the run is DONE
-        term.read_until("Benjy report")  # the report, the journal's last entry
-        assert "CHECK #1: passed (exit 0)" in term.text() and "Traceback" not in term.text()
+        term.read_until("Benjy report")  # the report, the journal's last entry (scrolled to)
+        term.read_until("check.py: exit 0")  # its items with the check's evidence
+        assert "journal · " in term.text() and "Traceback" not in term.text()
         term.type("q")
         term.read_to_end()
         code = term.close()

@@ -15,7 +15,6 @@ terminal and the app reads them), and ``leave()`` / ``restore()`` give the termi
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 _ENTER = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J"
@@ -107,6 +106,8 @@ def show(status: str = "starting…") -> None:
     global _shown
     if _shown or os.environ.get("VANCE_NO_SPLASH") == "1":
         return
+    import shutil  # here: `vance chat -p` imports this module and never draws
+
     cols, rows = shutil.get_terminal_size((80, 24))
     _quiet_keys()
     sys.stdout.write(frame(cols, rows, status))

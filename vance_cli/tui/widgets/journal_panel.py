@@ -21,6 +21,7 @@ class JournalPanel(VerticalScroll):
         self.border_title = title
         self.max_entries = max_entries
         self.texts: list[str] = []
+        self.following = True  # keep the newest entry in view until the person scrolls up
 
     def on_mount(self) -> None:
         if not self.texts:
@@ -31,11 +32,18 @@ class JournalPanel(VerticalScroll):
         self.texts.append(text)
         for empty in self.query(".journal-empty"):
             empty.remove()
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         entry = Markdown(text, classes=f"journal-entry -{level}")
         self.mount(entry)
         entries = list(self.query(".journal-entry"))
         for old in entries[: max(0, len(entries) - self.max_entries)]:
             old.remove()
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+        if self.following:
+            # (not "is it at the end now": entries mounted in one burst are laid out later)
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new < old:  # scrolled up: stop following; back at the end: follow again
+            self.following = False
+        elif self.is_vertical_scroll_end:
+            self.following = True
