@@ -167,3 +167,8 @@ def test_ctrl_c_saves_the_run_and_resume_finishes_it(fake_openai, env, ws):
     r = vance("benjy", "resume", pid, env=env)
     assert r.returncode == 0, r.stderr
     assert (ws / "item1.txt").is_file() and r.stdout.startswith("# Benjy report")
+
+
+def test_watch_needs_a_terminal(env):
+    r = vance("benjy", "watch", "20260101-000000-abcdef", env=env)
+    assert r.returncode == 2 and "needs a terminal" in r.stderr and "vance benjy status" in r.stderr

@@ -372,6 +372,11 @@ def test_route_reset_drops_the_open_plan_and_interprets_again():
     n = _route(s, {"op": "reset", "reason": "wrong approach"}).state
     assert [i.status for i in n.items] == ["done", "dropped"] and types(n) == ["INTERPRET"]
     assert n.queue[0].payload["reset"] == "wrong approach"
+    from vance_cli.engines.benjy.render import todos
+
+    assert todos(s) != [] and todos(n) == []  # a reset emits the cleared list
+    n.add_item("new plan")
+    assert [t["text"] for t in todos(n)] == ["new plan"]
 
 
 def test_route_blocked_is_terminal_with_a_diagnosis():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.engines.harness import recipe, respond
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
@@ -190,3 +192,96 @@ def test_a_worker_that_asks_is_closed_anyway(tmp_path):
     rt.store.save(c)
     asyncio.run(Scheduler(rt).run(parent.id))
     assert rt.store.load(child.id).status == Status.DONE
+
+
+class _Killed(BaseException):
+    """What a kill -9 leaves: nothing after the raise runs, no handler saves anything."""
+
+
+@pytest.mark.parametrize("when", ["before the child's file", "after the child's file"])
+def test_a_crash_in_process_spawn_before_its_result_is_saved_makes_one_child_on_resume(tmp_path, monkeypatch, when):
+    # The hub's turn: process_spawn, then respond; the worker answers; the hub relays its report.
+    def fn(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        last = request.messages[-1]
+        if users[0] == "write the notes":  # the worker
+            return respond("notes written", awaiting=False)
+        if last.role == "tool" and last.name == "process_spawn":
+            return respond("started a worker", awaiting=False)
+        if last.role == "user" and (last.content or "").startswith("[worker "):
+            return respond("the worker says: notes written")
+        return {"tool_calls": [{"name": "process_spawn", "arguments": {"goal": "write the notes", "recipe": "coding"}}]}
+
+    rt, model = _runtime(tmp_path, fn)
+    hub = Process(engine="ford", recipe=recipe(tools={"allowed": ["respond", "process_spawn"]}), recipe_name="t",
+                  model="fn", workspace=str(tmp_path))
+    hub.inbox.append(InboxItem(content="please delegate the notes"))
+    rt.store.create(hub)
+    create = rt.store.create
+
+    def create_then_die(process):
+        # the hub has listed the child and saved; its tool result is not saved
+        if process.parent == hub.id and when.startswith("before"):
+            raise _Killed
+        create(process)
+        if process.parent == hub.id:
+            raise _Killed
+
+    monkeypatch.setattr(rt.store, "create", create_then_die)
+    try:
+        asyncio.run(Scheduler(rt).run(hub.id))
+    except _Killed:
+        pass
+    else:
+        raise AssertionError("the run was not cut off after the spawn")
+    monkeypatch.setattr(rt.store, "create", create)
+    asyncio.run(Scheduler(rt).run(hub.id))  # resume
+    kids = [p for p in rt.store.list()[0] if p.parent == hub.id]
+    assert len(kids) == 1, f"{len(kids)} workers for one process_spawn call"
+    worker_turns = [r for r in model.requests if [m.content for m in r.messages if m.role == "user"][0] == "write the notes"]
+    assert len(worker_turns) == 1
+    h = rt.store.load(hub.id)
+    results = [m for m in h.history if m.role == "tool" and m.name == "process_spawn"]
+    assert len(results) == 1 and kids[0].id in (results[0].content or "")
+    assert sum(1 for m in h.history if (m.meta.get("inbox_id") or "").startswith("child-")) == 1
+
+
+def test_a_crash_after_process_steer_sent_the_message_does_not_send_it_twice(tmp_path, monkeypatch):
+    import re
+
+    def fn(request):
+        users = [m.content or "" for m in request.messages if m.role == "user"]
+        last = request.messages[-1]
+        if users[0] == "paint it":  # the worker asks twice
+            return respond({"paint it": "which colour?", "blue": "which size?"}.get(users[-1], "done"), awaiting=True)
+        if last.role == "tool":
+            return respond(f"{last.name} done", awaiting=False)
+        if "which colour?" in users[-1]:
+            child = re.search(r"\[worker (\S+)", users[-1]).group(1)
+            return {"tool_calls": [{"name": "process_steer", "arguments": {"id": child, "message": "blue"}}]}
+        if "which size?" in users[-1]:
+            return respond("the worker asks for a size")
+        return {"tool_calls": [{"name": "process_spawn", "arguments": {"goal": "paint it", "recipe": "coding"}}]}
+
+    rt, model = _runtime(tmp_path, fn)
+    hub = Process(engine="ford", recipe=recipe(tools={"allowed": ["respond", "process_spawn", "process_steer"]}),
+                  recipe_name="t", model="fn", workspace=str(tmp_path))
+    hub.inbox.append(InboxItem(content="get it painted"))
+    rt.store.create(hub)
+    save = rt.store.save
+
+    def save_then_die(process):
+        save(process)
+        if process.parent == hub.id and any(i.content == "blue" for i in process.inbox):
+            raise _Killed  # the worker has the message, the hub's tool result is not saved
+
+    monkeypatch.setattr(rt.store, "save", save_then_die)
+    with pytest.raises(_Killed):
+        asyncio.run(Scheduler(rt).run(hub.id))
+    monkeypatch.setattr(rt.store, "save", save)
+    asyncio.run(Scheduler(rt).run(hub.id))  # resume: the worker takes "blue" in first, then the hub's turn re-runs
+    (kid,) = [p for p in rt.store.list()[0] if p.parent == hub.id]
+    told = [m.content for m in kid.history if m.role == "user"]
+    assert told == ["paint it", "blue"], told
+    h = rt.store.load(hub.id)
+    assert h.status == Status.BLOCKED and "which size?" in next(m.content for m in reversed(h.history) if m.role == "user")

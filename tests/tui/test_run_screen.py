@@ -59,3 +59,42 @@ async def test_watching_files_follows_a_run_and_answers_into_its_inbox(tmp_path)
         await pilot.press(*"no", "enter")
         await wait_for(pilot, lambda: [i.content for i in store.load(process.id).inbox] == ["no"])
     assert isinstance(store.load(process.id).inbox[0], InboxItem)
+
+
+async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answer(tmp_path):
+    import sys
+
+    from tests.engines.benjy_brain import Brain
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.llm.scripted import FunctionModel
+    from vance_cli.runtime.benjy import BenjyService
+    from vance_cli.runtime.runner import Runtime
+    from vance_cli.tui.benjy_hook import make_benjy_source
+
+    routes = []
+
+    def route(prompt):
+        routes.append(prompt)
+        return {"op": "ask_parent", "question": "Which content?", "reason": "x"} if len(routes) == 1 else {"op": "retry", "item": 1, "reason": "ok"}
+
+    files = lambda n, p: [(f"item{n}.txt", "ok\n" if "content: ok" in p else "BAD\n")]  # noqa: E731
+    model = FunctionModel(Brain(items=1, worker_files=files, overrides={"ROUTE": route}))
+    scopes = Scopes.discover()
+    rt = Runtime(scopes, Settings.load(scopes, env={"VANCE_MODEL": "fn"}), model_factory=lambda m, s: model)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "check.py").write_text("import sys\nsys.exit(1 if 'BAD' in open('item1.txt').read() else 0)\n")
+    service = BenjyService(rt)
+    process, _ = service.start("write item1.txt", workspace=ws, check=f"{sys.executable} check.py")
+    source = make_benjy_source(service, process.id)
+    app = VanceApp(run_source=source, preload=False)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.screen.query_one(QuestionBox)
+        await wait_for(pilot, lambda: box.display and box.question and "Which content?" in box.question, timeout=30)
+        journal = app.screen.query_one(JournalPanel)
+        assert any(t.startswith("**CHECK #1:** failed") for t in journal.texts)
+        await pilot.press(*"content: ok", "enter")
+        await wait_for(pilot, lambda: source.process.status == Status.DONE, timeout=30)
+        assert any("Benjy report" in t for t in journal.texts)  # the final synthesis, shown in the view
+    assert (ws / "item1.txt").read_text() == "ok\n"

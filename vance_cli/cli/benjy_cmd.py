@@ -6,6 +6,8 @@ command are printed), 1 failed or error, 130 interrupted (resumable).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 EXIT_BLOCKED = 10
@@ -88,8 +90,9 @@ def run_cmd(
     allow_exec: bool = typer.Option(False, "--allow-exec", help="Give the workers exec_run (commands in the workspace)."),
     model: str | None = typer.Option(None, "--model", "-m", help="One model (or alias) for every call of this run."),
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+    plain: bool = typer.Option(False, "--plain", help="Line output even on a terminal (no full-screen view)."),
 ) -> None:
-    """Run GOAL to DONE: progress on stderr, the final report on stdout."""
+    """Run GOAL to DONE: progress on stderr, the final report on stdout (a live view on a terminal)."""
     from vance_cli.cli.common import err, read_stdin_text, require_text
 
     goal = read_stdin_text() if goal == "-" else require_text(goal, "the goal")
@@ -103,8 +106,40 @@ def run_cmd(
     if not json_out:
         err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
         err(f"workspace {process.workspace}" + (" (a new temporary folder)" if temporary else ""))
+    if not json_out and not plain and sys.stdin.isatty() and sys.stdout.isatty():
+        raise typer.Exit(_run_in_app(service, process.id))
     _subscribe(service, process.id, json_out)
     raise typer.Exit(_drive(service, process.id, lambda: service.run(process.id), json_out))
+
+
+def _run_in_app(service, pid: str) -> int:
+    """The live view (todos, journal, the question and its answer box); the report after it closes."""
+    from vance_cli.cli.common import err
+    from vance_cli.runtime.benjy import RunResult
+    from vance_cli.sanitize import for_terminal
+    from vance_cli.tui.app import VanceApp
+    from vance_cli.tui.benjy_hook import make_benjy_source
+
+    source = make_benjy_source(service, pid)
+    VanceApp(run_source=source).run()
+    result = RunResult(service.runtime.store.load(pid))
+    if result.status.value == "DONE" and result.synthesis:
+        typer.echo(for_terminal(result.synthesis))
+    elif result.status.value not in ("DONE", "BLOCKED"):
+        err(f"the run is {result.status.value}; continue with: vance benjy resume {pid}")
+    return _finish(result, json_out=False)
+
+
+@benjy_app.command("watch")
+def watch_cmd(pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix).")) -> None:
+    """Watch a run live from its files (started here or elsewhere); closing the view never stops it."""
+    from vance_cli.errors import UsageError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("vance benjy watch needs a terminal", hint=f"use `vance benjy status {pid}` in scripts")
+    from vance_cli.tui import run_watch
+
+    run_watch(pid)
 
 
 @benjy_app.command("resume")

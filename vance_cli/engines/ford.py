@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from vance_cli.config.recipes import Recipe
@@ -409,7 +409,7 @@ class FordEngine:
             except ValueError as exc:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
-            result = await tool.invoke(call.arguments, self.deps.tool_context)
+            result = await tool.invoke(call.arguments, replace(self.deps.tool_context, call_id=call.id))
         self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content), len(result.content)))
         return result
 

@@ -176,7 +176,7 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                # recipe exec settings for exec_run; the host lets delegation tools reach the scheduler
+                # recipe_exec: the exec_run policy; host: the scheduler (delegation tools reach it)
                 extra={"recipe_exec": recipe_exec, **({"host": host} if host is not None else {})},
             ),
             stream=self.stream,

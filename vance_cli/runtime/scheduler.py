@@ -303,6 +303,10 @@ class Scheduler:
             finally:
                 self._locked.discard(process.id)
 
+    def save(self, process: Process) -> None:
+        """Save a process of the tree (a tool's bookkeeping in its caller before an outside effect)."""
+        self._save(process)
+
     def _save(self, process: Process) -> None:
         lock = contextlib.nullcontext() if process is self.root or self._driving(process) else self.store.lock(process.id)
         with lock:

@@ -26,6 +26,10 @@ class ToolContext:
     settings: Settings | None = None
     process_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The id of the tool call being run (set by the engine per call): a tool whose effect lands
+    # outside the process (a child process, another's inbox) uses it to stay idempotent when a
+    # crash before the call's result was saved makes the engine run the same call again.
+    call_id: str | None = None
 
 
 @dataclass

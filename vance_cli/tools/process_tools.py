@@ -43,6 +43,8 @@ STEER_PARAMETERS: dict[str, Any] = {
 }
 
 _NO_HOST = "delegation needs the local scheduler; this process is not driven by one (run it with `vance chat`)"
+SPAWNED = "spawned"  # in the meta of the caller's assistant message: {call id: child id}
+STEERED = "steered"  # likewise: {call id: the id of the inbox item sent}
 
 
 def _host(ctx: ToolContext):
@@ -73,7 +75,14 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             params["benjyOptions"] = {"check": args.get("check"), "allowExec": False, "criteriaFiles": [], "model": None}
         elif args.get("check"):
             return ToolResult.error("check applies to Benjy recipes only; drop it or use benjy-coding")
-        child_id = new_process_id()
+        # The child's id goes into the calling message before the child exists (saved with the
+        # parent's list of children): when a crash cuts the call off before its result is saved,
+        # the engine runs the same call again and it finds (or finishes creating) the same child.
+        calling = _calling_message(parent, ctx.call_id)
+        spawned = dict(calling.meta.get(SPAWNED) or {}) if calling is not None else {}
+        child_id = spawned.get(ctx.call_id) or new_process_id()
+        if calling is not None:
+            calling.meta[SPAWNED] = {**spawned, ctx.call_id: child_id}
         goal = args["goal"].strip()
         host.spawn(
             parent,
@@ -94,6 +103,16 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ),
         data={"id": child_id},
     )
+
+
+def _calling_message(process: Any, call_id: str | None) -> Any:
+    """The assistant message of ``process`` that holds the tool call ``call_id`` (the newest one)."""
+    if not call_id:
+        return None
+    for m in reversed(process.history):
+        if m.role == "assistant" and any(c.id == call_id for c in m.tool_calls):
+            return m
+    return None
 
 
 def _find(ctx: ToolContext, pid: str):
@@ -140,11 +159,25 @@ async def _steer(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return error
     if process.parent != ctx.process_id:
         return ToolResult.error(f"process {process.id} is not a worker of this process")
+    host = _host(ctx)
+    # As in process_spawn: the message's id goes into the calling message (saved) before the
+    # worker gets it, so a call re-run after a crash does not send it twice (the worker may have
+    # taken it in meanwhile: it runs before this turn resumes).
+    caller = host.find(ctx.process_id) if ctx.process_id else None
+    calling = _calling_message(caller, ctx.call_id) if caller is not None else None
+    sent = dict(calling.meta.get(STEERED) or {}) if calling is not None else {}
+    item_id = sent.get(ctx.call_id)
+    if item_id is not None and (any(i.id == item_id for i in process.inbox)
+                                or any(m.meta.get("inbox_id") == item_id for m in process.history)):
+        return ToolResult(content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message.")
     if process.status.value == "DONE":
         return ToolResult.error(f"worker {process.id} is DONE; start a new one with process_spawn")
-    host = _host(ctx)
+    item = InboxItem(kind="user", sender=ctx.process_id, content=args["message"], **({"id": item_id} if item_id else {}))
+    if calling is not None and item_id is None:
+        calling.meta[STEERED] = {**sent, ctx.call_id: item.id}
+        host.save(caller)
     with host.store.lock(process.id):
-        process.inbox.append(InboxItem(kind="user", sender=ctx.process_id, content=args["message"]))
+        process.inbox.append(item)
         host.store.save(process)
     return ToolResult(content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message.")
 

@@ -305,6 +305,10 @@ class BenjyEngine:
                 process.todos = []
                 self._emit(TodosUpdated(process.id, []))
             return
+        if old.todoFrom != new.todoFrom:  # a reset: the cleared list, then the new items
+            process.todos = [Todo(**t) for t in render.todos(new)]
+            self._emit(TodosUpdated(process.id, [t.model_dump() for t in process.todos]))
+            return
         if not process.todos:
             todos = render.todos(new)
             if todos:
@@ -318,7 +322,7 @@ class BenjyEngine:
         gone: set[int] = set()
         dirty = False
         for item in changed:
-            entry = render.todo_of(item)
+            entry = render.todo_of(item) if item.id > new.todoFrom else None
             pos = _todo_position(todos, item.id)
             if entry is None:
                 if pos is not None:

@@ -351,7 +351,8 @@ def on_close(st: _Step, task: Task, _inp: Any) -> None:
         return
     done = s.set_item_status(item.id, "done")
     # a finished item keeps what the report shows: the state must not grow faster than needed
-    done.evidence = done.evidence[-2:]
+    failed = [e for e in done.evidence[:-2] if e.startswith("check ") and "exit 0" not in e]
+    done.evidence = failed[-1:] + done.evidence[-2:]  # the last failed check stays on record
     done.summary = None  # the worker's words are in its own process and in the evidence line
     done.description = ""  # so is the item's description (the worker's first message)
     done.lastError = None
@@ -574,6 +575,7 @@ def apply_route(st: _Step, task: Task, decision: dict[str, Any], *, mechanical: 
     elif op == "reset":
         for open_item in s.open_items():
             s.set_item_status(open_item.id, "dropped")
+        s.todoFrom = len(s.items)  # the projection is cleared; the new plan's items follow
         s.queue = [s.task("INTERPRET", reset=reason or "route decided to reset")]
         st.record(f"{where}: reset — open items dropped, interpreting again" + (f" ({reason})" if reason else ""))
     elif op == "blocked":

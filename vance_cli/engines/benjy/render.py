@@ -231,7 +231,7 @@ def todos(state: BenjyState) -> list[dict[str, str]]:
     """The todo projection of the whole state (empty once DONE)."""
     if state.outcome == "done":
         return []
-    return [t for t in map(todo_of, state.items) if t is not None]
+    return [t for t in map(todo_of, state.items[state.todoFrom:]) if t is not None]
 
 
 def synthesis(state: BenjyState) -> str:

@@ -113,6 +113,7 @@ class BenjyState(_Model):
     diagnosis: str | None = None
     notes: list[str] = Field(default_factory=list)  # recent facts, bounded (digest)
     nextTaskId: int = 1
+    todoFrom: int = 0  # the todos show items with a greater id (a reset clears the projection)
 
     # set by handlers during one step; never persisted
     _progress: bool = PrivateAttr(default=False)
