@@ -174,12 +174,9 @@ class Demo:
     @staticmethod
     def run_in_console(service, pid: str):
         """The run in the console's run screen (todo box, journal, status), then its result."""
-        from vance_cli.runtime.benjy import RunResult
-        from vance_cli.tui.app import VanceApp
-        from vance_cli.tui.benjy_hook import make_benjy_source
+        from vance_cli.tui import run_benjy_live
 
-        VanceApp(run_source=make_benjy_source(service, pid)).run()
-        return RunResult(service.runtime.store.load(pid))
+        return run_benjy_live(service, pid)
 
     def ps(self, workspace: Path) -> None:
         from vance_cli.store.files import ProcessStore

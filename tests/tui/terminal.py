@@ -50,6 +50,23 @@ class Terminal:
             except OSError:
                 pass
 
+    def read_to_end(self, timeout: float = 30.0) -> None:
+        """Read until the program has exited and closed the terminal."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.master], [], [], 0.2)
+            if ready:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:  # the child closed the terminal
+                    return
+                if not data:
+                    return
+                self.raw += data
+            elif self.proc.poll() is not None:
+                return
+        raise AssertionError(f"the program did not end; last output: {self.text()[-800:]!r}")
+
     def type(self, data: str) -> None:
         os.write(self.master, data.encode())
 

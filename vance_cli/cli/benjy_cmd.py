@@ -1,7 +1,11 @@
-"""`vance benjy run|resume|answer|status`: headless Benjy runs. The run loop is runtime.benjy.BenjyService.
+"""`vance benjy run|resume|answer|status|watch`: Benjy runs. The run loop is runtime.benjy.BenjyService.
+
+On a terminal (stdin and stdout a tty, no --json, no --plain) run/resume/answer show the run live
+in the console's run screen (vance_cli.tui.run_benjy_live); otherwise progress goes to stderr and
+the report to stdout. `watch` shows a run that another vance drives, from its files.
 
 Exit codes: 0 DONE, 10 BLOCKED (a question is pending: the id, the question and the answer
-command are printed), 1 failed or error, 130 interrupted (resumable).
+command are printed), 1 failed or error, 130 interrupted or stopped (resumable).
 """
 
 from __future__ import annotations
@@ -57,6 +61,31 @@ def _finish(result, json_out: bool) -> int:
     return 1
 
 
+def _full_screen(json_out: bool, plain: bool) -> bool:
+    return not json_out and not plain and sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _live(service, pid: str, answer: str | None = None) -> int:
+    """The run on the full screen; when it closes, the same outcome lines and exit code as plain."""
+    from vance_cli.cli.common import err
+    from vance_cli.errors import ModelError
+    from vance_cli.sanitize import for_terminal
+    from vance_cli.store.process import Status
+    from vance_cli.tui import run_benjy_live
+
+    try:
+        result = run_benjy_live(service, pid, answer=answer)
+    except ModelError as exc:
+        exc.add_note(f"the run {pid} is saved; continue it with: vance benjy resume {pid}")
+        raise
+    if result.stopped:
+        err(f"stopped; the run is saved ({result.status.value}). Continue with: vance benjy resume {pid}")
+        return EXIT_INTERRUPTED
+    if result.status == Status.DONE and result.synthesis:
+        print(for_terminal(result.synthesis.rstrip("\n")))  # the report stays in the scrollback
+    return _finish(result, json_out=False)
+
+
 def _drive(service, pid: str, coro_fn, json_out: bool) -> int:
     """Run ``coro_fn()`` (the service call) with Ctrl+C / SIGTERM mapped to a resumable stop."""
     import asyncio
@@ -90,9 +119,9 @@ def run_cmd(
     allow_exec: bool = typer.Option(False, "--allow-exec", help="Give the workers exec_run (commands in the workspace)."),
     model: str | None = typer.Option(None, "--model", "-m", help="One model (or alias) for every call of this run."),
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
-    plain: bool = typer.Option(False, "--plain", help="Line output even on a terminal (no full-screen view)."),
+    plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal (no full-screen view)."),
 ) -> None:
-    """Run GOAL to DONE: progress on stderr, the final report on stdout (a live view on a terminal)."""
+    """Run GOAL to DONE: live on a terminal; else progress on stderr, the final report on stdout."""
     from vance_cli.cli.common import err, read_stdin_text, require_text
 
     goal = read_stdin_text() if goal == "-" else require_text(goal, "the goal")
@@ -106,46 +135,17 @@ def run_cmd(
     if not json_out:
         err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
         err(f"workspace {process.workspace}" + (" (a new temporary folder)" if temporary else ""))
-    if not json_out and not plain and sys.stdin.isatty() and sys.stdout.isatty():
-        raise typer.Exit(_run_in_app(service, process.id))
+    if _full_screen(json_out, plain):
+        raise typer.Exit(_live(service, process.id))
     _subscribe(service, process.id, json_out)
     raise typer.Exit(_drive(service, process.id, lambda: service.run(process.id), json_out))
-
-
-def _run_in_app(service, pid: str) -> int:
-    """The live view (todos, journal, the question and its answer box); the report after it closes."""
-    from vance_cli.cli.common import err
-    from vance_cli.runtime.benjy import RunResult
-    from vance_cli.sanitize import for_terminal
-    from vance_cli.tui.app import VanceApp
-    from vance_cli.tui.benjy_hook import make_benjy_source
-
-    source = make_benjy_source(service, pid)
-    VanceApp(run_source=source).run()
-    result = RunResult(service.runtime.store.load(pid))
-    if result.status.value == "DONE" and result.synthesis:
-        typer.echo(for_terminal(result.synthesis))
-    elif result.status.value not in ("DONE", "BLOCKED"):
-        err(f"the run is {result.status.value}; continue with: vance benjy resume {pid}")
-    return _finish(result, json_out=False)
-
-
-@benjy_app.command("watch")
-def watch_cmd(pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix).")) -> None:
-    """Watch a run live from its files (started here or elsewhere); closing the view never stops it."""
-    from vance_cli.errors import UsageError
-
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("vance benjy watch needs a terminal", hint=f"use `vance benjy status {pid}` in scripts")
-    from vance_cli.tui import run_watch
-
-    run_watch(pid)
 
 
 @benjy_app.command("resume")
 def resume_cmd(
     pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+    plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal."),
 ) -> None:
     """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
     from vance_cli.cli.common import emit_json, err
@@ -165,6 +165,8 @@ def resume_cmd(
             err(f"process {pid} is already DONE; its report:")
             typer.echo(for_terminal(report))
         raise typer.Exit(0)
+    if _full_screen(json_out, plain):
+        raise typer.Exit(_live(service, pid))
     _subscribe(service, pid, json_out)
     raise typer.Exit(_drive(service, pid, lambda: service.run(pid), json_out))
 
@@ -174,13 +176,20 @@ def answer_cmd(
     pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
     text: str = typer.Argument(..., help="The answer ('-' reads it from stdin); \"stop\" leaves the run stopped."),
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
+    plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal."),
 ) -> None:
     """Answer the run's pending question (or send it a message) and continue it."""
     from vance_cli.cli.common import read_stdin_text, require_text
+    from vance_cli.errors import UsageError
 
-    text = read_stdin_text() if text == "-" else require_text(text, "the answer")
+    reads_stdin = text == "-"
+    text = read_stdin_text() if reads_stdin else require_text(text, "the answer")
+    if not text.strip():
+        raise UsageError("the answer is empty", hint='pass the answer as text: vance benjy answer ID "yes, go on"')
     service = _service(json_out)
     pid = service.runtime.store.resolve_id(pid)
+    if not reads_stdin and _full_screen(json_out, plain):
+        raise typer.Exit(_live(service, pid, answer=text))
     _subscribe(service, pid, json_out)
     raise typer.Exit(_drive(service, pid, lambda: service.answer(pid, text), json_out))
 
@@ -220,6 +229,21 @@ def status_cmd(
         lines += ["", "diagnosis:", info["diagnosis"]]
     for line in lines:
         typer.echo(for_terminal(line))
+
+
+@benjy_app.command("watch")
+def watch_cmd(
+    pid: str = typer.Argument(..., metavar="ID", help="The run's process id (or a unique prefix)."),
+) -> None:
+    """Show a run live from its files (one started elsewhere too); closing never stops it."""
+    from vance_cli.errors import UsageError
+
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("vance benjy watch needs a terminal (stdin and stdout)",
+                         hint=f"for scripts use: vance benjy status {pid} (or --json)")
+    from vance_cli.tui import run_watch
+
+    run_watch(pid)
 
 
 def register(app: typer.Typer) -> None:

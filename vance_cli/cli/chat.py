@@ -21,7 +21,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Chat with an engine (Arthur by default)."""
         from vance_cli.cli.common import read_stdin_text, require_text
-        from vance_cli.cli.session import ChatSession
         from vance_cli.errors import UsageError
 
         # Every check on the arguments comes before a process file exists: bad input creates nothing.
@@ -40,11 +39,17 @@ def register(app: typer.Typer) -> None:
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
         # The app needs a terminal on both ends; --json and -p are for scripts.
         full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()
+        if not full_screen and "vance_cli.tui.splash" in sys.modules:
+            sys.modules["vance_cli.tui.splash"].leave()  # shown early for options that turned out not to open the app
         if full_screen:
             from vance_cli.tui import splash
 
-            splash.show()  # the frame is on screen before Textual (~0.15 s of imports) loads
+            # The app's first frame, before the session (settings, recipe, pydantic, the process
+            # file) and Textual are loaded: everything below runs with the frame on screen.
+            splash.show(splash.status_line(recipe=recipe, model=model, resume=resume, continue_last=continue_))
         try:
+            from vance_cli.cli.session import ChatSession
+
             session = ChatSession.open(
                 recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
                 printer=not full_screen,

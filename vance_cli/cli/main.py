@@ -75,6 +75,12 @@ def register_commands(argv: list[str] | None = None) -> None:
             importlib.import_module(f"vance_cli.cli.{name}").register(app)
 
 
+def _leave_splash() -> None:
+    splash = sys.modules.get("vance_cli.tui.splash")
+    if splash is not None:
+        splash.leave()
+
+
 _INTERRUPTED = "interrupted; the process state is saved (continue with: vance chat --continue, or --resume ID)"
 
 
@@ -88,9 +94,18 @@ def run(argv: list[str] | None = None) -> None:
     from vance_cli.errors import EXIT_ERROR, VanceError
 
     debug = os.environ.get("VANCE_DEBUG") == "1"
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
+        from vance_cli.tui import splash
+
+        splash.early(args)
     register_commands(argv)
     try:
-        code = app(args=argv, standalone_mode=False, prog_name="vance")
+        try:
+            code = app(args=argv, standalone_mode=False, prog_name="vance")
+        except BaseException:
+            _leave_splash()  # an error before the app ran: print it on the normal screen
+            raise
         if isinstance(code, int) and code:
             if code == 130:
                 typer.echo(_INTERRUPTED, err=True)

@@ -24,6 +24,7 @@ DEFAULT_RECIPE = "benjy-coding"
 @dataclass
 class RunResult:
     process: Process
+    stopped: bool = False  # ended by a stop request (Ctrl+C in the console); resumable
 
     @property
     def status(self) -> Status:
@@ -59,6 +60,14 @@ class BenjyService:
 
     def request_stop(self) -> None:
         self._stop = True
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop
+
+    def clear_stop(self) -> None:
+        """Forget an earlier stop request (the console continues a stopped run in the same service)."""
+        self._stop = False
 
     # --- starting ------------------------------------------------------------------------------
 

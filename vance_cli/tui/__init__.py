@@ -1,7 +1,8 @@
 """The full-screen console (Textual): a chat app and a live view of Benjy runs.
 
-Nothing here is imported by commands that do not open the app; ``run_tui`` and ``run_watch``
-import Textual when called. Layout: ``app.py`` (the App), ``screens/`` (chat, run), ``widgets/``
+Nothing here is imported by commands that do not open the app; ``run_tui`` (`vance chat`),
+``run_watch`` (`vance benjy watch`) and ``run_benjy_live`` (`vance benjy run` on a terminal, the
+demo) import Textual when called. Layout: ``app.py`` (the App), ``screens/`` (chat, run), ``widgets/``
 (one class per file, a ``.tcss`` beside each), ``messages.py`` (what widgets and workers post),
 ``controller.py`` (the app's side of the runtime: locks, turns, switching processes).
 """
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vance_cli.cli.session import ChatSession
+    from vance_cli.runtime.benjy import BenjyService, RunResult
 
 
 def run_tui(session: ChatSession, **options: Any) -> None:
@@ -38,11 +40,7 @@ def run_tui(session: ChatSession, **options: Any) -> None:
 
 
 def run_watch(pid: str, store=None) -> None:
-    """Show a run live from its process files (``vance benjy watch ID``); closing never stops it.
-
-    The hook for the Benjy CLI (issue 8): ``vance benjy watch ID`` calls this; ``vance benjy run``
-    on a terminal passes its own in-process RunSource to ``VanceApp(run_source=...)`` instead.
-    """
+    """Show a run live from its process files (``vance benjy watch ID``); closing never stops it."""
     from vance_cli.tui.app import VanceApp
     from vance_cli.tui.run_source import ProcessFileSource
 
@@ -53,3 +51,30 @@ def run_watch(pid: str, store=None) -> None:
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
     VanceApp(run_source=ProcessFileSource(store, store.resolve_id(pid))).run()
+
+
+def run_benjy_live(
+    service: BenjyService, pid: str, *, answer: str | None = None, close_when_finished: bool = False
+) -> RunResult:
+    """Drive the Benjy run ``pid`` with ``service`` on the full screen until the person closes it.
+
+    ``answer``: answer the pending question first (``vance benjy answer`` on a terminal). The
+    screen shows the todo box, the journal, the status and a pending question with an answer box
+    (answering continues the run); Ctrl+C stops at the next safe point (twice: at once).
+    ``close_when_finished``: close by itself when the run is DONE or fails (a demo).
+
+    Returns how the run stands: ``RunResult.stopped`` when Ctrl+C ended it (resumable). A
+    VanceError the run ended with (a model that cannot be reached, ...) is raised after the screen
+    is restored, as ``service.run`` would raise it.
+    """
+    import asyncio
+
+    from vance_cli.tui.app import VanceApp
+    from vance_cli.tui.benjy_source import BenjyRunSource
+
+    source = BenjyRunSource(service, pid, answer=answer)
+    app = VanceApp(run_source=source, close_when_finished=close_when_finished)
+    app.run()
+    if source.error is not None and not isinstance(source.error, asyncio.CancelledError):
+        raise source.error
+    return source.outcome()

@@ -6,6 +6,7 @@ app's binding (priority: it works wherever the focus is) and goes to the screen'
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 
@@ -28,28 +29,65 @@ class VanceApp(App):
         run_source=None,
         history: InputHistory | None = None,
         preload: bool = True,
+        close_when_finished: bool = False,
     ) -> None:
         super().__init__()
         self.controller = controller
         self.run_source = run_source
         self.history = history
         self.preload = preload
+        self.close_when_finished = close_when_finished
         self.error_text: str | None = None
+        self._early_keys: list[events.Key] | None = []  # None once the first screen takes keys
+        self._replaying: list[events.Key] = []
 
-    def on_mount(self) -> None:
+    def get_default_screen(self):
+        """The chat (or run) screen is the first screen: keys typed while the app starts (during
+        the splash) are queued until it is mounted, and reach its prompt instead of a blank screen."""
         if self.run_source is not None:
             from vance_cli.tui.screens.run_screen import RunScreen
 
-            self.push_screen(RunScreen(self.run_source))
-        elif self.controller is not None:
+            return RunScreen(self.run_source, close_when_finished=self.close_when_finished)
+        if self.controller is not None:
             from vance_cli.tui.screens.chat_screen import ChatScreen
 
             history = self.history
             if history is None:
                 history = InputHistory.load(self.controller.runtime.scopes.state_dir / "tui" / "input-history.json")
-            self.push_screen(ChatScreen(self.controller, history))
-            if self.preload:
-                self.call_after_refresh(self._preload)
+            return ChatScreen(self.controller, history)
+        return super().get_default_screen()
+
+    def on_mount(self) -> None:
+        if self.controller is not None and self.run_source is None and self.preload:
+            self.call_after_refresh(self._preload)
+
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed while the app starts (the person sees the splash's prompt) wait until the
+        # first screen has focused its input, then arrive there in order (see take_keys).
+        if self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded:
+            if not any(event is r for r in self._replaying):
+                self._early_keys.append(event)
+                return
+            self._replaying = [r for r in self._replaying if r is not event]
+        await super().on_event(event)
+
+    def take_keys(self) -> None:
+        """The first screen is ready for keys (it calls this once its input has the focus)."""
+        if self._early_keys is not None:
+            self.run_worker(self._replay_keys, group="early-keys", exit_on_error=False)
+
+    async def _replay_keys(self) -> None:
+        # One key at a time, each handled before the next: a widget queues the keys it gets,
+        # while a priority binding (Enter sends) acts at once, so a burst would send too early.
+        while self._early_keys:
+            key = self._early_keys.pop(0)
+            replay = events.Key(key.key, key.character)
+            self._replaying.append(replay)
+            self.post_message(replay)
+            await _handled(self)  # the app forwarded it (or ran its binding) ...
+            if self.focused is not None:
+                await _handled(self.focused)  # ... and the widget took it
+        self._early_keys = None  # from here on keys go straight through
 
     def _preload(self) -> None:
         self.run_worker(self._prepare_model, group="preload", exit_on_error=False)
@@ -78,3 +116,12 @@ class VanceApp(App):
     async def on_unmount(self) -> None:
         if self.controller is not None:
             await self.controller.runtime.aclose()
+
+
+async def _handled(node) -> None:
+    """Wait until ``node`` has handled the messages queued for it so far."""
+    import asyncio
+
+    done = asyncio.Event()
+    if node.call_later(done.set):
+        await done.wait()

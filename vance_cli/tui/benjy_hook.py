@@ -1,10 +1,9 @@
-"""The seam between the run screen and the Benjy engine (issue 8).
+"""Answering a Benjy run through its files (the watch view's answer box).
 
 ``answer_by_files`` answers a run that another vance drives (or that waits, BLOCKED, with no
-vance on it). ``vance benjy watch ID`` calls ``vance_cli.tui.run_watch(ID)``; ``vance benjy run``
-on a terminal passes ``make_benjy_source`` (a RunSource over ``runtime/benjy.py``'s
-``BenjyService``: ``run``/``answer`` with the bus subscribed, ``request_stop`` as ``stop``) to
-``VanceApp(run_source=...)``.
+vance on it). A run driven in this process goes through ``BenjyService`` instead:
+``make_benjy_source`` (kept for its callers) gives ``benjy_source.BenjyRunSource``, which
+``vance benjy run`` on a terminal and ``vance_cli.tui.run_benjy_live`` use.
 """
 
 from __future__ import annotations
@@ -29,55 +28,8 @@ async def answer_by_files(store: ProcessStore, pid: str, text: str) -> None:
         store.save(process)
 
 
-class BenjyRunSource:
-    """A run driven in this process (``vance benjy run`` on a terminal): the service's events,
-    its status and question, the answer through ``BenjyService.answer``; ``stop`` ends the run
-    at the next safe point (SUSPENDED, resumable)."""
+def make_benjy_source(service, pid: str):
+    """The RunSource of a Benjy run driven in this process (benjy_source.BenjyRunSource)."""
+    from vance_cli.tui.benjy_source import BenjyRunSource
 
-    def __init__(self, service, pid: str) -> None:
-        self.service = service
-        self.store = service.runtime.store
-        self.process_id = pid
-        self.process = self.store.load(pid)
-        self._emit = None
-        self._stopping = False
-
-    def status(self):
-        from vance_cli.tui.run_source import status_of
-
-        return status_of(self.process)
-
-    def pending_question(self) -> str | None:
-        from vance_cli.engines.benjy.state import encode, load_state
-
-        if self.process.status.value != "BLOCKED":
-            return None
-        question = encode(load_state(self.process)).get("pendingQuestion")
-        return question["text"] if question else None
-
-    async def _drive(self, call) -> None:
-        unsubscribe = self.service.runtime.bus.subscribe(self._emit) if self._emit is not None else None
-        try:
-            self.process = (await call()).process
-        finally:
-            if unsubscribe is not None:
-                unsubscribe()
-
-    async def run(self, emit) -> None:
-        self._emit = emit
-        await self._drive(lambda: self.service.run(self.process_id))
-
-    async def answer(self, text: str) -> None:
-        await self._drive(lambda: self.service.answer(self.process_id, text))
-
-    def stop(self) -> bool:
-        """Ask the run to stop; False when it is not running (the screen closes instead)."""
-        if self._stopping or self.process.status.value in ("DONE", "BLOCKED"):
-            return False
-        self._stopping = True
-        self.service.request_stop()
-        return True
-
-
-def make_benjy_source(service, pid: str) -> BenjyRunSource:
     return BenjyRunSource(service, pid)

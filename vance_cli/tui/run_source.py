@@ -6,8 +6,8 @@ for one process, says what its status and pending question are, and takes the pe
 - ``ProcessFileSource`` watches the process files of a run started elsewhere (``vance benjy
   watch ID``, ``/attach ID``): it polls the file and turns what changed into the same events.
 - ``ScriptedRunSource`` plays a list of events (tests, demos).
-- The Benjy engine's own source (``vance benjy run`` on a terminal) drives the run in a worker;
-  see ``make_benjy_source``.
+- ``benjy_source.BenjyRunSource`` drives a Benjy run in this process (``vance benjy run`` on a
+  terminal, ``vance_cli.tui.run_benjy_live``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def pending_question(process: Process) -> str | None:
     """The question a BLOCKED run waits on (benjyState.pendingQuestion; a chat's last message)."""
     if process.status.value != "BLOCKED":
         return None
+    if any(item.kind == "user" for item in process.inbox):
+        return None  # answered: the answer waits in the inbox for the run to take it in
     state = process.engine_params.get("benjyState") or {}
     question = state.get("pendingQuestion") if isinstance(state, dict) else None
     if isinstance(question, dict):
@@ -55,10 +57,10 @@ def status_of(process: Process) -> StatusInfo:
 def journal_texts(process: Process) -> list[str]:
     """The journal of a process as Markdown entries.
 
-    Engine-written journal entries (history messages with ``meta.kind == "journal"``) when the
-    engine keeps them; otherwise the transcript as short lines, so any process can be watched.
+    Engine-written journal entries (history messages with ``meta.kind == "journal"``, and the
+    final report, ``"synthesis"``) when the engine keeps them; otherwise the transcript as short lines, so any process can be watched.
     """
-    marked = [m.content or "" for m in process.history if m.meta.get("kind") == "journal"]
+    marked = [m.content or "" for m in process.history if m.meta.get("kind") in ("journal", "synthesis")]
     if marked:
         return marked
     out: list[str] = []
@@ -91,6 +93,12 @@ class ProcessFileSource:
     def pending_question(self) -> str | None:
         return pending_question(self.process) if self.process is not None else None
 
+    def status_note(self) -> str:
+        process = self.process
+        if process is not None and process.status.value == "BLOCKED" and any(i.kind == "user" for i in process.inbox):
+            return f"answered · taken in when the run goes on (vance benjy resume {process.id})"
+        return ""
+
     def poll(self, emit: Emit) -> None:
         """Read the file once and emit what changed since the last read."""
         try:
@@ -99,7 +107,7 @@ class ProcessFileSource:
             return  # being replaced right now, or gone: the next poll tells
         old = self.process
         self.process = process
-        if old is None or old.status != process.status:
+        if old is None or old.status != process.status or len(old.inbox) != len(process.inbox):
             emit(StatusChanged(process.id, old.status.value if old else "", process.status.value, process.status_reason))
         todos = [t.model_dump() for t in process.todos]
         if old is None or todos != [t.model_dump() for t in old.todos]:

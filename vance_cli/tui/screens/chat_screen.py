@@ -48,6 +48,12 @@ from vance_cli.tui.widgets.transcript import Transcript
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
 
 
+def _take_keys(app) -> None:
+    take = getattr(app, "take_keys", None)
+    if take is not None:
+        take()
+
+
 class ChatScreen(Screen):
     CSS_PATH = "chat_screen.tcss"
     BINDINGS = [
@@ -81,6 +87,7 @@ class ChatScreen(Screen):
         self.controller.subscribe(self._on_bus_event)
         self.load_process()
         self.query_one(PromptInput).focus()
+        self.call_later(_take_keys, self.app)  # after the focus is set (focus() is queued too)
 
     def _on_bus_event(self, event: Event) -> None:
         # Called synchronously by the engine; hand the event to the screen's queue and return.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 MAX_ENTRIES = 200
 
@@ -27,6 +27,7 @@ class JournalPanel(VerticalScroll):
             self.mount(Static("no journal entries yet", classes="journal-empty"))
 
     def add_entry(self, text: str, level: str = "info", process_id: str | None = None) -> None:
+        text = clean(text)
         self.texts.append(text)
         for empty in self.query(".journal-empty"):
             empty.remove()

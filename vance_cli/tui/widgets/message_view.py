@@ -7,7 +7,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 
 class MessageView(Vertical, can_focus=True):
@@ -16,7 +16,7 @@ class MessageView(Vertical, can_focus=True):
 
     def __init__(self, text: str, role: str = "assistant", *, label: str | None = None) -> None:
         super().__init__(classes=f"message -{role}")
-        self.text = text
+        self.text = clean(text)
         self.role = role
         self.label = label or ("you" if role == "user" else "vance")
 

@@ -9,6 +9,7 @@ from textual.widgets import TextArea
 from vance_cli.tui import commands
 from vance_cli.tui.history import InputHistory
 from vance_cli.tui.messages import QuitRequested, Submitted
+from vance_cli.tui.splash import PLACEHOLDER
 from vance_cli.tui.widgets import tcss
 
 
@@ -28,7 +29,7 @@ class PromptInput(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
-            placeholder="Message vance · Enter sends · /help lists commands",
+            placeholder=PLACEHOLDER,  # the splash draws it too, before Textual loads
         )
         self.input_history = history or InputHistory(None)
 

@@ -7,7 +7,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Markdown
 
 from vance_cli.tui.messages import AnswerSubmitted
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 
 class QuestionBox(Vertical):
@@ -26,6 +26,8 @@ class QuestionBox(Vertical):
         self.display = False
 
     def ask(self, question: str | None) -> None:
+        if question is not None:
+            question = clean(question)
         if question == self.question:
             return
         self.question = question

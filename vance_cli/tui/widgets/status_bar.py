@@ -6,7 +6,7 @@ import time
 
 from textual.widgets import Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 # What a person reads for each status; BLOCKED means the engine waits for them.
 STATUS_WORDS = {
@@ -54,15 +54,15 @@ class StatusBar(Static):
         if i.model:
             parts.append(i.model)
         parts.append(STATUS_WORDS.get(i.status, i.status.lower() or "-"))
+        if self.extra:  # next to the status: the line is cut at the terminal's width
+            parts.append(self.extra)
         parts.append(f"{i.calls} calls")
         parts.append(f"{_tokens(i.tokens)} tok")
         if i.cost:
             parts.append(f"${i.cost:.4f}")
         if i.running_since is not None:
             parts.append(f"{int((now or time.time()) - i.running_since)}s")
-        if self.extra:
-            parts.append(self.extra)
-        return " · ".join(parts)
+        return clean(" · ".join(parts))  # ids, recipe and model names come from files
 
     def _tick(self) -> None:
         if self.info is not None and self.info.running_since is not None:

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 FLUSH_SECONDS = 0.05
 
@@ -33,7 +33,7 @@ class StreamingMessage(Vertical):
 
     def show(self, call: int, text: str) -> None:
         self.call = call
-        self.text = text
+        self.text = clean(text)
 
     def flush(self) -> None:
         if self.text == self._painted:

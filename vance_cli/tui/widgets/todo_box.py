@@ -10,7 +10,7 @@ from typing import Any
 
 from textual.widgets import Collapsible, Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 MARKS = {"done": "✓", "in_progress": "▶", "failed": "✗", "open": "○"}
 
@@ -28,7 +28,7 @@ class TodoBox(Collapsible):
 
     def set_todos(self, process_id: str, todos: list[dict[str, Any]]) -> None:
         if todos:
-            self.todos[process_id] = [dict(t) for t in todos]
+            self.todos[process_id] = [{**t, "text": clean(str(t.get("text", "")))} for t in todos]
         else:
             self.todos.pop(process_id, None)
         self.display = bool(self.todos)

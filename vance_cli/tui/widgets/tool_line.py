@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import Static
 
-from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets import clean, tcss
 
 
 def _short(text: str, limit: int) -> str:
@@ -24,8 +24,8 @@ class ToolLine(Static, can_focus=True):
     def __init__(self, call_id: str, name: str, arguments: str) -> None:
         super().__init__(classes="tool-line -running", markup=False)
         self.call_id = call_id
-        self.tool_name = name
-        self.arguments = arguments
+        self.tool_name = clean(name)
+        self.arguments = clean(arguments)
         self.ok: bool | None = None
         self.summary = ""
         self.result_size: int | None = None
@@ -36,7 +36,7 @@ class ToolLine(Static, can_focus=True):
         self.update(self.render_text())
 
     def finish(self, ok: bool, summary: str, size: int | None, seconds: float | None) -> None:
-        self.ok, self.summary, self.result_size, self.seconds = ok, summary, size, seconds
+        self.ok, self.summary, self.result_size, self.seconds = ok, clean(summary), size, seconds
         self.remove_class("-running")
         self.add_class("-ok" if ok else "-failed")
         self.update(self.render_text())
