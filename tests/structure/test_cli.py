@@ -442,3 +442,28 @@ def test_structure_with_a_named_schema_never_checks_the_other_schemas(cli, vance
     result = cli("structure", "Ann", "--schema", "contact")
     assert no_crash(result) and "no model configured" in result.stderr
     assert checked and all("contact.json" in w for w in checked)
+
+
+def test_a_draft7_schema_file_is_checked_sent_and_validated_as_draft7(cli, served, tmp_path):
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"point": {"type": "array", "items": [{"type": "number"}, {"type": "number"}], "additionalItems": False}, "card": {"type": "string"}, "cvc": {"type": "string"}},
+        "required": ["point"],
+        "dependencies": {"card": ["cvc"]},
+    }
+    path = tmp_path / "draft7.json"
+    path.write_text(json.dumps(schema))
+    reply(served, {"point": [1, 2, 3], "card": "4111", "cvc": None})  # too many items; cvc is required with card
+    reply(served, {"point": [1, 2], "card": "4111", "cvc": "123"})
+    result = cli("structure", "point 1,2; card 4111 cvc 123", "--schema", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["data"] == {"point": [1, 2], "card": "4111", "cvc": "123"} and out["iterations"] == 2
+    # a loopback server is an "other" provider: it gets the schema as it is, in its 2020-12 form
+    sent = served.requests[0]["response_format"]["json_schema"]["schema"]
+    target = sent["properties"]["result"]["anyOf"][0]
+    assert target["properties"]["point"]["prefixItems"] == [{"type": "number"}, {"type": "number"}]
+    assert target["properties"]["point"]["items"] is False and target["dependentRequired"] == {"card": ["cvc"]}
+    correction = served.requests[1]["messages"][-1]["content"]
+    assert "/point" in correction and ("cvc" in correction)

@@ -211,3 +211,23 @@ async def test_the_command_sees_no_parent_processes(ws: Path):
     count = int(res.content.splitlines()[1])
     assert count <= 4  # bwrap's init, bash, ls, grep
     assert "ppid=1" in res.content
+
+
+@needs_bwrap
+async def test_programs_in_a_tmp_folder_on_path_stay_runnable_in_the_sandbox(ws: Path, tmp_path, monkeypatch):
+    """/tmp is private in the sandbox, but a venv or tool folder under /tmp (a CI clone) still runs."""
+    tools = Path(tempfile.mkdtemp(prefix="vance-tools-", dir="/tmp"))
+    try:
+        tool = tools / "say-hi"
+        tool.write_text("#!/bin/sh\necho hi from a tmp tool\n")
+        tool.chmod(0o755)
+        (tools / "secret.txt").write_text("x")
+        monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+        res = await run(ws, "say-hi && ls /tmp")
+        assert res.ok and "sandbox" in res.content.splitlines()[0], res.content
+        assert "hi from a tmp tool" in res.content
+        res = await run(ws, f"echo changed > {tools}/secret.txt")
+        assert not res.ok or (tools / "secret.txt").read_text() == "x"  # read-only inside
+        assert (tools / "secret.txt").read_text() == "x"
+    finally:
+        shutil.rmtree(tools)

@@ -27,7 +27,7 @@ class Terminal:
     def text(self) -> str:
         return ANSI.sub("", self.raw.decode("utf-8", "replace"))
 
-    def read_until(self, needle: str, timeout: float = 30.0) -> str:
+    def read_until(self, needle: str, timeout: float = 90.0) -> str:
         deadline = time.monotonic() + timeout
         while needle not in self.text():
             left = deadline - time.monotonic()

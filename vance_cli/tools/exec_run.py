@@ -172,8 +172,30 @@ def _user_dir(ctx: ToolContext) -> Path | None:
     return Path(home).expanduser().resolve() if home else None
 
 
+def _tools_under_tmp() -> list[Path]:
+    """Existing folders under /tmp that hold programs: PATH entries and this Python's prefixes."""
+    import sys
+
+    tmp = Path("/tmp")
+    found: list[Path] = []
+    candidates = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    candidates += [sys.prefix, sys.exec_prefix, sys.base_prefix, str(Path(sys.executable).parent)]
+    for raw in candidates:
+        try:
+            path = Path(raw).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if path != tmp and path.is_relative_to(tmp) and path.is_dir() and path not in found:
+            found.append(path)
+    return found
+
+
 def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Path]) -> tuple[str, ...]:
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # /tmp is private, but the programs a command runs stay visible read-only: a virtual
+    # environment or tool folder under /tmp (on PATH, or the interpreter running vance).
+    for path in _tools_under_tmp():
+        argv += ["--ro-bind", str(path), str(path)]
     argv += ["--bind", str(root), str(root)]
     for rel in READ_ONLY_IN_WORKSPACE:
         path = root / rel
