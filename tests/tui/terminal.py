@@ -15,6 +15,9 @@ import time
 ANSI = re.compile(r"\x1b\[[0-9;?<>=$]*[A-Za-z~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>NOPMc78]")
 
 
+BORDERS = re.compile(r"[\u2500-\u257f\u2580-\u259f]")  # box-drawing and block elements (borders, scrollbars)
+
+
 class Terminal:
     def __init__(self, args: list[str], env: dict[str, str], size=(30, 100)) -> None:
         self.master, slave = pty.openpty()
@@ -27,9 +30,18 @@ class Terminal:
     def text(self) -> str:
         return ANSI.sub("", self.raw.decode("utf-8", "replace"))
 
-    def read_until(self, needle: str, timeout: float = 90.0) -> str:
+    def flat(self) -> str:
+        """The screen text with panel borders and line wraps taken out: words separated by one space.
+
+        A line that wraps inside a bordered panel arrives as ``…check.py:  │\r\n│   exit 0``; where it wraps
+        depends on the width of what comes before (a venv path, say), so a test that reads a sentence off a
+        panel reads it here.
+        """
+        return " ".join(BORDERS.sub(" ", self.text()).split())
+
+    def read_until(self, needle: str, timeout: float = 90.0, flat: bool = False) -> str:
         deadline = time.monotonic() + timeout
-        while needle not in self.text():
+        while needle not in (self.flat() if flat else self.text()):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"{needle!r} not on screen; last output: {self.text()[-800:]!r}")

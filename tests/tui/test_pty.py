@@ -72,7 +72,9 @@ def test_vance_benjy_run_in_a_terminal_shows_the_run_live(fake_openai, vance_hom
         term.read_until("journal · ")  # the run screen is up
         term.read_until(" · done · ")  # the status bar, once the run is DONE
         term.read_until("Benjy report")  # the report, the journal's last entry (scrolled to)
-        term.read_until("check.py: exit 0")  # its items with the check's evidence
+        # its items with the check's evidence (the line wraps where the venv path's length puts it)
+        term.read_until("#2 [done] write item2.txt (1 attempt) — check", flat=True)
+        term.read_until("check.py: exit 0 — ok; evaluate: pass", flat=True)
         assert "journal · " in term.text() and "Traceback" not in term.text()
         term.type("q")
         term.read_to_end()
