@@ -1,5 +1,5 @@
 """`python -m vance_cli` runs the CLI."""
 
-from vance_cli.cli.main import run
+from vance_cli.entry import main
 
-run()
+main()

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -26,6 +25,7 @@ from pydantic import (
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
+from vance_cli.store.parse_cache import cached_parse, error_of
 
 # The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
 KNOWN_ENGINES = ("ford", "arthur", "benjy")
@@ -323,6 +323,12 @@ def _check_expansion(data: Any, shown: str) -> None:
             )
 
 
+def _safe_load(text: str) -> Any:
+    import yaml  # only when the parsed text is not in the cache (store/parse_cache.py)
+
+    return yaml.safe_load(text)
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     shown = _display(path)
     try:
@@ -344,14 +350,13 @@ def _read_yaml(path: Path) -> dict[str, Any]:
             hint="check the file's permissions and encoding (UTF-8)",
         ) from exc
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = cached_parse("yaml", text, _safe_load, check=lambda value: _check_expansion(value, shown))
+    except error_of("yaml", "YAMLError") as exc:
         raise RecipeError(
             f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}"
         ) from exc
     except RecursionError as exc:  # deeply nested flow collections
         raise RecipeError(f"{shown}: the YAML is nested too deeply", hint=f"flatten {shown}") from exc
-    _check_expansion(data, shown)
     if data is None:
         raise RecipeError(
             f"{shown}: the recipe file is empty",
@@ -443,8 +448,9 @@ def _description_of(path: Path) -> str:
     try:
         if path.stat().st_size > MAX_RECIPE_BYTES:
             return ""
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
+        text = path.read_text(encoding="utf-8")
+        data = cached_parse("yaml", text, _safe_load, check=lambda value: _check_expansion(value, str(path)))
+    except (OSError, UnicodeDecodeError, RecipeError, error_of("yaml", "YAMLError"), RecursionError):
         return ""
     if isinstance(data, dict) and isinstance(data.get("description"), str):
         return (

@@ -1,8 +1,9 @@
 """The settings cascade: bundled defaults, user and project config.toml, environment, CLI flags.
 
 Later layers win key by key (tables are merged deeply). Each file layer is type-checked as it is
-read so an error names the file and the key. Loading is cheap on purpose (tomllib and the standard
-library only): every CLI command builds a Settings, including the ones that must start fast.
+read so an error names the file and the key. Loading is cheap on purpose (the standard library and
+a cache of parsed files, store/parse_cache.py): every CLI command builds a Settings, including the
+ones that must start fast.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import difflib
 import inspect
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
+from vance_cli.store.parse_cache import cached_parse, error_of
 
 if TYPE_CHECKING:
     from vance_cli.llm.base import Capabilities
@@ -348,6 +349,12 @@ class _Checker:
                     )
 
 
+def _toml_loads(text: str) -> dict[str, Any]:
+    import tomllib  # only when the text is not in the parse cache (store/parse_cache.py)
+
+    return tomllib.loads(text)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
@@ -363,8 +370,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             f"config file {path} is not UTF-8 text", hint="save it as UTF-8"
         ) from exc
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return cached_parse("toml", text, _toml_loads)
+    except error_of("tomllib", "TOMLDecodeError") as exc:
         detail = str(exc)
         match = re.search(r"line (\d+)", detail)
         if match:
@@ -413,7 +420,7 @@ class Settings:
         overrides: dict | None = None,
     ) -> Settings:
         env = os.environ if env is None else env
-        data = tomllib.loads(DEFAULTS_FILE.read_text(encoding="utf-8"))
+        data = cached_parse("toml", DEFAULTS_FILE.read_text(encoding="utf-8"), _toml_loads)
         files: list[Path] = []
         warnings: list[str] = []
         ignored: list[str] = []

@@ -30,3 +30,26 @@ def import_httpx():
             if sys.modules.get(name, 0) is None:
                 del sys.modules[name]
     return httpx
+
+
+def skip_pydantic_plugins() -> None:
+    """Build pydantic models without looking for pydantic plugins (about 10 ms of every command).
+
+    When it builds its first model, pydantic imports ``importlib.metadata`` and reads the entry
+    points of every installed distribution, looking for plugins (observability tools that watch
+    validations). Vance's models are its own file formats; nothing is gained by instrumenting them.
+    ``pydantic.plugin._loader`` is pydantic's one place that finds plugins (its ``get_plugins()``,
+    which ``PYDANTIC_DISABLE_PLUGINS=__all__`` also makes return nothing); a stand-in with the same
+    function returning no plugins is put in its place, before pydantic first imports it. A test
+    (tests/llm/test_lean_imports.py) checks that pydantic still calls it by that name.
+
+    Called by the CLI's entry point only; code importing vance_cli as a library gets pydantic as is.
+    """
+    name = "pydantic.plugin._loader"
+    if name in sys.modules:
+        return
+    import types
+
+    stand_in = types.ModuleType(name, "Vance's stand-in: no pydantic plugins (see vance_cli/llm/lean_imports.py)")
+    stand_in.get_plugins = lambda: ()  # type: ignore[attr-defined]
+    sys.modules[name] = stand_in

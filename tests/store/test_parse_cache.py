@@ -1,0 +1,145 @@
+"""The parse cache: the same text gives the same value without the parser; nothing stale, nothing lost."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.helpers import REPO
+from vance_cli.store import parse_cache
+from vance_cli.store.parse_cache import cached_parse
+
+
+class Counting:
+    def __init__(self, value_of):
+        self.calls = 0
+        self.value_of = value_of
+
+    def __call__(self, text):
+        self.calls += 1
+        return self.value_of(text)
+
+
+def folder(home):
+    return home / "cache" / "parsed"
+
+
+def test_the_same_text_is_parsed_once_and_an_edit_is_parsed_again(vance_home):
+    parse = Counting(lambda text: {"text": text, "n": [1, 2.5, None, True]})
+    first = cached_parse("yaml", "a: 1", parse)
+    again = cached_parse("yaml", "a: 1", parse)
+    assert first == again == {"text": "a: 1", "n": [1, 2.5, None, True]} and parse.calls == 1
+    assert cached_parse("yaml", "a: 2", parse) == {"text": "a: 2", "n": [1, 2.5, None, True]}
+    assert parse.calls == 2  # an edited text is a new key: never the old value
+    assert cached_parse("toml", "a: 1", parse) and parse.calls == 3  # another parser, another key
+    assert len(list(folder(vance_home).glob("*.json"))) == 3
+
+
+@pytest.mark.parametrize("value", [
+    {"when": datetime.date(2026, 1, 2)},  # YAML dates are not JSON
+    {1: "integer key"},  # JSON would make it "1"
+    {"x": float("nan")},
+    ("a", "tuple"),
+], ids=["date", "int-key", "nan", "tuple"])
+def test_a_value_json_cannot_carry_unchanged_is_parsed_every_time(vance_home, value):
+    parse = Counting(lambda text: value)
+    assert cached_parse("yaml", "x", parse) is value
+    assert cached_parse("yaml", "x", parse) is value
+    assert parse.calls == 2 and not list(folder(vance_home).glob("*.json"))
+
+
+def test_a_parse_error_is_raised_and_not_kept(vance_home):
+
+    def bad(text):
+        raise ValueError("broken")
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="broken"):
+            cached_parse("yaml", "x", bad)
+    assert not folder(vance_home).exists() or not list(folder(vance_home).glob("*.json"))
+
+
+def test_a_check_that_fails_keeps_nothing(vance_home):
+
+    def check(value):
+        raise RuntimeError("too big")
+
+    with pytest.raises(RuntimeError):
+        cached_parse("yaml", "x", lambda t: {"big": t}, check=check)
+    assert not folder(vance_home).exists() or not list(folder(vance_home).glob("*.json"))
+
+
+def test_a_torn_or_foreign_entry_is_parsed_again_and_replaced(vance_home):
+    parse = Counting(lambda text: {"v": text})
+    cached_parse("yaml", "x", parse)
+    (entry,) = folder(vance_home).glob("*.json")
+    for damaged in ('{"key": "', '{"key": "someone else", "value": 1}', ""):
+        entry.write_text(damaged)
+        assert cached_parse("yaml", "x", parse) == {"v": "x"}
+    assert parse.calls == 4
+    assert cached_parse("yaml", "x", parse) == {"v": "x"} and parse.calls == 4  # whole again
+
+
+def test_no_state_folder_no_cache(vance_home):
+    vance_home.rmdir()  # a fresh machine: no state folder yet
+    parse = Counting(lambda text: {"v": 1})
+    cached_parse("yaml", "x", parse)
+    cached_parse("yaml", "x", parse)
+    assert parse.calls == 2 and not vance_home.exists()  # a read-only command leaves nothing behind
+
+
+def test_an_unwritable_cache_folder_costs_only_time(vance_home):
+    folder(vance_home).parent.mkdir(parents=True)
+    folder(vance_home).write_text("a file where the folder should be")
+    parse = Counting(lambda text: {"v": 1})
+    assert cached_parse("yaml", "x", parse) == cached_parse("yaml", "x", parse) == {"v": 1}
+    assert parse.calls == 2
+
+
+def test_the_folder_is_emptied_past_its_bound(vance_home, monkeypatch):
+    monkeypatch.setattr(parse_cache, "MAX_ENTRIES", 5)
+    for i in range(12):
+        cached_parse("yaml", str(i), lambda t: {"v": t})
+    assert 1 <= len(list(folder(vance_home).glob("*.json"))) <= 5
+
+
+def test_an_edited_recipe_is_read_anew(vance_home, tmp_path):
+    from vance_cli.config.recipes import validate_recipe_file
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("engine: ford\ndescription: first\n")
+    assert validate_recipe_file(path).description == "first"
+    assert validate_recipe_file(path).description == "first"
+    path.write_text("engine: ford\ndescription: second\n")
+    assert validate_recipe_file(path).description == "second"
+
+
+def test_a_cached_recipe_still_fails_validation_the_same_way(vance_home, tmp_path):
+    from vance_cli.config.recipes import RecipeError, validate_recipe_file
+
+    path = tmp_path / "mine.yaml"
+    path.write_text("engine: nope\n")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(RecipeError) as err:
+            validate_recipe_file(path)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "unknown engine 'nope'" in messages[0]
+    path.write_text("engine: [unclosed\n")
+    with pytest.raises(RecipeError, match="invalid YAML"):
+        validate_recipe_file(path)
+
+
+def test_a_warm_one_shot_turn_imports_neither_parser(fake_openai, vance_home):
+    probe = ("import sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"
+             "try:\n    runpy.run_module('vance_cli', run_name='__main__')\n"
+             "finally:\n    print(sorted(m for m in ('yaml', 'tomllib') if m in sys.modules), file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}
+    runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env) for _ in range(2)]
+    assert all(r.returncode == 0 and r.stdout == "echo: hi\n" for r in runs), runs[-1].stderr
+    assert runs[0].stderr.strip().endswith("['tomllib', 'yaml']")  # the first run parses
+    assert runs[1].stderr.strip().endswith("[]")  # the second reads what it kept
