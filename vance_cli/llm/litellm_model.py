@@ -33,7 +33,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, stream_body
+from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, stream_body, stream_with_retries
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -283,15 +283,8 @@ class LiteLLMModel:
         check_request_allowed(self.name, self.api_base)
         litellm = _litellm()
         kwargs = stream_body(self._kwargs(request))
-        attempts = 0
-        assembler = ChunkAssembler()
 
-        async def attempt() -> Completion:
-            nonlocal attempts, assembler
-            attempts += 1
-            if attempts > 1:
-                on_delta(RESTART)
-            assembler = ChunkAssembler()
+        async def once(assembler: ChunkAssembler) -> Completion:
             chunks: list[Any] = []
             try:
                 response = await litellm.acompletion(**kwargs)
@@ -316,9 +309,6 @@ class LiteLLMModel:
             _fill_from(completion, parse_response(assembler.body(self.name), model=self.name, source=self.name))
             return completion
 
-        # A stream that keeps sending is never cut by max_total; one that has not begun is.
-        return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce,
-            cut_attempts=lambda: assembler.chunks == 0,
-        )
+        return await stream_with_retries(once, on_delta, self.retries, sleep=self._sleep,
+                                         describe=self._describe(), announce=self._announce)
 

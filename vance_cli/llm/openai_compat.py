@@ -44,7 +44,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import RESTART, ChunkAssembler, OnDelta, replay, sse_data, stream_body
+from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, sse_data, stream_body, stream_with_retries
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
@@ -388,22 +388,9 @@ class OpenAICompatModel:
         check_request_allowed(self.name, self.api_base)
         body = stream_body(self._body(request))
         url = endpoint_url(self.api_base)
-        attempts = 0
-        assembler = ChunkAssembler()
-
-        async def attempt() -> Completion:
-            nonlocal attempts, assembler
-            attempts += 1
-            if attempts > 1:
-                on_delta(RESTART)
-            assembler = ChunkAssembler()
-            return await self._post_stream(url, body, on_delta, assembler)
-
-        # A stream that keeps sending is never cut by max_total (the read timeout watches for a
-        # stalled one); one that has not sent its first chunk when the budget is spent is.
-        return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}",
-            announce=self._announce, cut_attempts=lambda: assembler.chunks == 0,
+        return await stream_with_retries(
+            lambda assembler: self._post_stream(url, body, on_delta, assembler), on_delta, self.retries,
+            sleep=self._sleep, describe=f"{self.name} at {self.api_base}", announce=self._announce,
         )
 
     async def _post_stream(

@@ -13,12 +13,13 @@ as deltas (scripted and function models), so a display behaves the same over eve
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS, ChatModel, ChatRequest, Completion
+from vance_cli.llm.retry import retry_per_settings
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,33 @@ def _merge_extras(into: dict[str, Any], delta: Mapping[str, Any], keys: tuple[st
                 into[key] = {**have, **value}
             else:
                 into[key] = value
+
+
+async def stream_with_retries(
+    once: Callable[[ChunkAssembler], Awaitable[Completion]],
+    on_delta: OnDelta,
+    retries: Mapping[str, float],
+    **retry_options: Any,
+) -> Completion:
+    """Run one streamed call, ``once(assembler)``, with the transport retries of ``retries``.
+
+    Each attempt gets a fresh assembler; a retry first sends RESTART, so the display drops what the
+    failed attempt showed. A stream that has sent its first chunk is never cut by max_total (the
+    read timeout watches for a stalled one); one that has not when the budget is spent is.
+    ``retry_options`` go to ``retry_per_settings`` (sleep, describe, announce).
+    """
+    attempts = 0
+    assembler = ChunkAssembler()
+
+    async def attempt() -> Completion:
+        nonlocal attempts, assembler
+        attempts += 1
+        if attempts > 1:
+            on_delta(RESTART)
+        assembler = ChunkAssembler()
+        return await once(assembler)
+
+    return await retry_per_settings(attempt, retries, cut_attempts=lambda: assembler.chunks == 0, **retry_options)
 
 
 def replay(completion: Completion, on_delta: OnDelta) -> None:
