@@ -21,7 +21,7 @@ PROBE = (
 )
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["ps"], ["ps", "--json"], ["recipes", "list"], ["chat", "--help"], ["doctor", "--offline"], ["demo", "--help"], ["trust", "--list"]])
+@pytest.mark.parametrize("argv", [["--help"], ["ps"], ["ps", "--json"], ["recipes", "list"], ["chat", "--help"], ["doctor", "--offline"], ["demo", "--help"], ["trust", "--list"], ["benjy", "--help"], ["benjy", "status", "20260101-000000-abcdef"], ["recipes", "validate", "benjy-coding"]])
 def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):
     r = subprocess.run(
         [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.engines.benjy_brain import Brain
+from vance_cli.config.recipes import RecipeError
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.config.recipes import RecipeError
 from vance_cli.errors import TransportError
 from vance_cli.events import EventBus, JournalEvent, TodosUpdated
 from vance_cli.llm.scripted import FunctionModel

@@ -131,3 +131,44 @@ async def test_an_unreachable_model_shows_the_fix_and_the_app_keeps_working(monk
             await wait_for(pilot, lambda: _messages(app) == ["echo: hello"], timeout=10)
         assert "waiting for you" in app.screen.query_one(StatusBar).render_text()
         assert _messages(app, "user") == ["hello"]
+
+
+async def test_a_worker_started_from_the_chat_runs_its_todos_show_and_its_report_comes_back(
+        fake_openai, monkeypatch, vance_home):
+    # Not scripted events: Arthur (over the local server) calls process_spawn, the real Benjy run
+    # works in the chat's folder, and the console shows its todos, then Arthur's relay of its report.
+    from tests.cli.test_cli_delegation import CHECK_PY, _arthur
+    from tests.engines.benjy_brain import Brain
+    from vance_cli.events import TodosUpdated
+    from vance_cli.tui.widgets.todo_box import TodoBox
+
+    brain = Brain(items=1)
+    fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
+    monkeypatch.setenv("VANCE_API_BASE", fake_openai.url)
+    monkeypatch.setenv("VANCE_MODEL", "openai/fake-model")  # the worker's model
+    (vance_home.parent / "work" / "check.py").write_text(CHECK_PY)
+    app = make_app(model_name="openai/fake-model")
+    seen: list[tuple[str, int]] = []
+    app.controller.subscribe(lambda e: seen.append((e.process_id, len(e.todos))) if isinstance(e, TodosUpdated) else None)
+    boxes: list[str] = []  # what the todo box showed, after each update the screen gave it
+    original = TodoBox.set_todos
+
+    def recording_set_todos(self, process_id, todos):
+        original(self, process_id, todos)
+        boxes.append(self.render_body())
+
+    monkeypatch.setattr(TodoBox, "set_todos", recording_set_todos)
+
+    def relayed() -> bool:
+        return any(m.startswith("The run is back: [worker ") for m in _messages(app))
+
+    async with app.run_test(size=SIZE) as pilot:
+        await type_text(pilot, "make item1")
+        await pilot.press("enter")
+        await wait_for(pilot, relayed, timeout=60, describe=lambda: _messages(app))
+        assert _messages(app)[0] == "I started a Benjy run for that."
+        workers = {pid for pid, n in seen if pid != app.controller.process_id and n}
+        assert workers, seen  # the worker's todos reached this screen
+        assert any("write item1.txt" in body for body in boxes), boxes
+    assert (vance_home.parent / "work" / "item1.txt").is_file()
+    app.controller.close()

@@ -162,7 +162,11 @@ class ChatController:
         self._turn_started = time.time()
         try:
             await self.prepare_model()
-            await self.runtime.drive(process, model_override=self.model_override)
+            from vance_cli.runtime.scheduler import Scheduler
+
+            # the scheduler also runs the workers this chat starts (process_spawn) and wakes the
+            # hub with their reports; their events reach this screen tagged with their ids
+            await Scheduler(self.runtime).run_loaded(process, root_model=self.model_override)
         finally:
             self._turn_started = None
             if self.model_override and process.model == self.model_override:

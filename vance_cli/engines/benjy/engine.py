@@ -315,7 +315,7 @@ class BenjyEngine:
                 process.todos = [Todo(**t) for t in todos]
                 self._emit(TodosUpdated(process.id, todos))
             return
-        changed = [b for a, b in zip(old.items, new.items) if a is not b] + new.items[len(old.items):]
+        changed = [b for a, b in zip(old.items, new.items[: len(old.items)], strict=True) if a is not b] + new.items[len(old.items):]
         if not changed:
             return
         todos = list(process.todos)

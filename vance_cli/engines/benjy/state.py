@@ -223,10 +223,7 @@ def load_state(process: Process) -> BenjyState:
     raw = process.engine_params.get(STATE_KEY)
     if isinstance(raw, BenjyState):
         return raw
-    if raw is None:
-        state = BenjyState()
-    else:
-        state = decode(raw)
+    state = BenjyState() if raw is None else decode(raw)
     process.engine_params[STATE_KEY] = state
     return state
 
