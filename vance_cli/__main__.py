@@ -2,4 +2,5 @@
 
 from vance_cli.entry import main
 
-main()
+if __name__ == "__main__":
+    main()

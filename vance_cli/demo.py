@@ -62,6 +62,8 @@ class Demo:
         self.benjy()
         self.heading(4, total, "vance ps: what the demo made")
         self.ps(workspace)
+        self.report["problems"] = problems(self.report)
+        self.report["ok"] = not self.report["problems"]
         self.outro()
         return self.report
 
@@ -168,6 +170,7 @@ class Demo:
         self.report["benjy"] = {
             "process": process.id, "status": result.status.value, "workspace": str(workspace),
             "checks": status["counters"].get("checks"), "workerSpawns": status["counters"].get("workerSpawns"),
+            "items": status["items"],
             "todos": status["todos"], "failedChecks": failed,
         }
 
@@ -194,12 +197,38 @@ class Demo:
     def outro(self) -> None:
         from vance_cli import demo_brain as brain
 
+        for problem in self.report["problems"]:
+            self.say(f"NOT AS SCRIPTED: {problem}")
+
+        import shlex
+
+        q = lambda path: shlex.quote(str(path))  # noqa: E731
+        schema = self.home / "expense.json"
+        schema.write_text(json.dumps(brain.EXPENSE_SCHEMA, indent=2) + "\n", encoding="utf-8")
         self.say("\nThat was a scripted model. The same with a real one:")
-        self.say("  export VANCE_MODEL=openai/gpt-4.1-mini OPENAI_API_KEY=...   # or see: vance doctor")
-        self.say(f'  vance chat -p "{brain.CHAT_PROMPT}"')
-        self.say(f'  vance structure "{brain.STRUCTURE_COMPLETE}" --schema examples/schemas/expense.json')
-        self.say(f'  vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}" --workspace DIR')
+        self.say("  export VANCE_MODEL=openai/gpt-5.4-mini OPENAI_API_KEY=...   # or see: vance doctor")
+        self.say(f'  cd {q(self.home / "workspace")} && vance chat -p "{brain.CHAT_PROMPT}"')
+        self.say(f'  vance structure "{brain.STRUCTURE_COMPLETE}" --schema {q(schema)}')
+        self.say(f"  mkdir slug && cp {q(self.home / 'benjy-workspace' / brain.CHECK_FILE)} slug/ && "
+                 f'vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}" --workspace slug')
         self.say(f"Look at what the demo wrote: VANCE_HOME={self.home} vance ps")
+
+
+def problems(report: dict[str, Any]) -> list[str]:
+    """Where the demo did not go as scripted (an empty list: every part showed what it should)."""
+    out = []
+    chat = report.get("chat") or {}
+    if chat.get("status") != "BLOCKED" or not chat.get("corrections"):
+        out.append(f"chat: expected a corrected turn waiting for you, got {chat.get('status')} with "
+                   f"{chat.get('corrections')} correction(s)")
+    statuses = [r.get("status") for r in report.get("structure") or []]
+    if statuses != ["ok", "need-more-input"]:
+        out.append(f"structure: expected ok then need-more-input, got {', '.join(map(str, statuses)) or 'nothing'}")
+    benjy = report.get("benjy") or {}
+    items = benjy.get("items") or {}
+    if benjy.get("status") != "DONE" or not items or set(items) != {"done"}:
+        out.append(f"benjy: expected DONE with every item done, got {benjy.get('status')} with items {items}")
+    return out
 
 
 class BenjyNarrator:

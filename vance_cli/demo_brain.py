@@ -132,8 +132,10 @@ def benjy_brain(request: ChatRequest) -> Completion:
         })
     if stage == "EVALUATE":
         return _text({"verdict": "pass", "reasons": ["the check passes and the code is small and clear"]})
-    if stage == "REFLECT":
-        return _text({"achieved": "yes", "gaps": []})
+    if stage == "REFLECT":  # judged from what the run shows it: a failed item is a gap
+        shown = "\n".join(m.content or "" for m in request.messages if m.role == "user")
+        failed = [line.strip() for line in shown.splitlines() if "[failed" in line]
+        return _text({"achieved": "no", "gaps": failed[:3]} if failed else {"achieved": "yes", "gaps": []})
     if stage == "ROUTE":
         return _text({"op": "retry", "item": 1, "reason": "the check names the failing case; try again with it"})
     if stage is not None:

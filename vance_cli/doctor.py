@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
+from vance_cli.llm.endpoints import shown_url
 
 MIN_PYTHON = (3, 11)
 
@@ -34,7 +35,7 @@ PROVIDER_KEY_VARS: dict[str, tuple[str, ...]] = {
     "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
 }
 # Providers that run on the person's machine and need no key.
-KEYLESS_PREFIXES = ("ollama", "ollama_chat", "lm_studio", "scripted:", "function:")
+KEYLESS_PREFIXES = ("ollama", "ollama_chat", "lm_studio", "scripted:", "function:", "demo:")
 
 
 @dataclass
@@ -54,7 +55,7 @@ class Check:
 
 def provider_of(model: str) -> str:
     """``openai`` for ``gpt-4o`` or ``openai/gpt-4o``; the prefix before the first "/" otherwise."""
-    if model.startswith(("scripted:", "function:")):
+    if model.startswith(("scripted:", "function:", "demo:")):
         return model.split(":", 1)[0] + ":"
     if "/" in model:
         return model.split("/", 1)[0].lower()
@@ -124,7 +125,7 @@ class Doctor:
             return Check("model", SKIP, "settings could not be read")
         self.model = self.settings.resolve_model(None)
         opts = self.settings.model_options(self.model)
-        where = f" at {opts['api_base']}" if opts.get("api_base") else ""
+        where = f" at {shown_url(opts['api_base'])}" if opts.get("api_base") else ""
         return Check("model", OK, f"{self.model}{where}")
 
     def check_key(self) -> Check | None:
@@ -146,7 +147,7 @@ class Doctor:
         if present:
             return Check("api key", OK, f"{present[0]} is set (not shown)")
         if opts.get("api_base") and provider == "openai":
-            return Check("api key", WARN, f"{names[0]} is not set; fine for a local server at {opts['api_base']}",
+            return Check("api key", WARN, f"{names[0]} is not set; fine for a local server at {shown_url(opts['api_base'])}",
                          f"export {names[0]}=... if that server wants a key")
         return Check("api key", FAIL, f"{' or '.join(names)} is not set for {self.model}",
                      f"export {names[0]}=... (or set VANCE_API_KEY)")
@@ -157,10 +158,11 @@ class Doctor:
         caps = self.settings.capabilities_for(self.model)
         detail = (f"family {caps.family}: tool calls {'yes' if caps.tools else 'no'}, "
                   f"JSON schema {'strict' if caps.strict_json_schema else 'yes' if caps.json_schema else 'no'}")
-        fix = f'override in config.toml: [models."{self.model}".capabilities] tools = true, json_schema = false'
+        table = f'[models."{self.model}".capabilities]'
         if not caps.tools:
+            fix = f"if the model does make tool calls, say so in config.toml:\n{table}\ntools = true"
             return Check("capabilities", WARN, detail + " (chat engines need tool calls)", fix)
-        return Check("capabilities", OK, detail + f"; {fix}")
+        return Check("capabilities", OK, detail + f"; override with {table} in config.toml (tools, json_schema)")
 
     # ------------------------------------------------------------------ state
 
@@ -267,6 +269,9 @@ class Doctor:
         from vance_cli.llm.factory import make_model
 
         model = make_model(self.model, self.settings)
+        retries = getattr(model, "retries", None)
+        if isinstance(retries, dict):  # one tiny call: a failure is reported, not retried for seconds
+            model.retries = {**retries, "attempts": 1}
         respond = ToolSpec(
             name="respond",
             description="Answer the user.",

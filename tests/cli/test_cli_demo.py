@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.helpers import vance
 
 
@@ -13,6 +15,10 @@ def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["scripted"] is True and report["home"] == str(home.resolve())
+    assert report["ok"] is True and report["problems"] == [] and report["benjy"]["items"] == {"done": 1}
+    from vance_cli.demo_brain import EXPENSE_SCHEMA  # the outro's `vance structure --schema` file is there
+
+    assert json.loads((home / "expense.json").read_text()) == EXPENSE_SCHEMA
 
     chat = report["chat"]
     assert chat["status"] == "BLOCKED" and chat["corrections"] == 1
@@ -112,3 +118,17 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
     assert report["benjy"]["status"] == "DONE"
     assert seen["todo_box"] is True
     assert "shown in the console" in out.getvalue() and "── 4/4 vance ps" in out.getvalue()
+
+
+def test_a_demo_part_that_does_not_go_as_scripted_fails_the_command(tmp_path, monkeypatch, capsys):
+    # Found by review: with a check that never passes, the demo printed DONE and exited 0.
+    from vance_cli import demo_brain
+    from vance_cli.cli import main
+
+    monkeypatch.setattr(demo_brain, "CHECK_SCRIPT", "raise SystemExit('always fails')\n")
+    with pytest.raises(SystemExit) as exit_:
+        main.run(["demo", "--home", str(tmp_path / "d")])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 1
+    assert "#1 [failed" in out and "NOT AS SCRIPTED: benjy:" in out
+    assert "[pass] `python check_slug.py` passes" not in out

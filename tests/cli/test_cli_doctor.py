@@ -129,3 +129,45 @@ def test_trust_and_sandbox_are_reported(tmp_path):
     no_bwrap = {**env, "PATH": str(tmp_path / "empty-bin"), "VANCE_SANDBOX": "required"}
     checks = _checks(vance("doctor", "--offline", "--json", env=no_bwrap).stdout)
     assert checks["sandbox"]["outcome"] == "fail" and "bubblewrap" in checks["sandbox"]["fix"]
+
+
+def test_the_demo_models_need_no_key():
+    # Found by review: `demo:chat` was taken for an OpenAI model and failed for OPENAI_API_KEY.
+    r = vance("doctor", "--offline", "--json", env={"VANCE_MODEL": "demo:chat", "OPENAI_API_KEY": ""})
+    checks = _checks(r.stdout)
+    assert checks["api key"]["outcome"] == "ok" and "needs no key" in checks["api key"]["detail"]
+
+
+def test_a_password_or_query_in_api_base_is_never_printed(vance_home):
+    # Found by review: doctor printed http://user:hunter2@host/v1; so did model errors.
+    (vance_home / "config.toml").write_text("[model.retries]\nattempts = 1\nbase_delay = 0.0\n")
+    base = "http://user:hunter2@127.0.0.1:9/v1?key=sekrit"
+    r = vance("doctor", env={"VANCE_MODEL": "openai/local-model", "VANCE_API_BASE": base})
+    assert r.returncode == 1
+    assert "hunter2" not in r.stdout + r.stderr and "sekrit" not in r.stdout + r.stderr
+    assert "http://***@127.0.0.1:9/v1?…" in r.stdout
+    chat = vance("chat", "-p", "hi", env={"VANCE_MODEL": "openai/local-model", "VANCE_API_BASE": base})
+    assert chat.returncode != 0 and "127.0.0.1:9" in chat.stderr
+    assert "hunter2" not in chat.stdout + chat.stderr and "sekrit" not in chat.stdout + chat.stderr
+
+
+def test_an_unreachable_endpoint_is_one_call_not_seconds_of_retries(vance_home):
+    import time
+
+    t0 = time.monotonic()
+    r = vance("doctor", env={"VANCE_MODEL": "openai/local-model", "VANCE_API_BASE": "http://127.0.0.1:9/v1"})
+    assert r.returncode == 1 and "FAIL  endpoint" in r.stdout
+    assert "retrying" not in r.stderr.lower()  # the default budget would announce 3 retries
+    assert time.monotonic() - t0 < 30
+
+
+def test_the_capabilities_override_shown_is_valid_toml(vance_home):
+    import tomllib
+
+    name = "ollama/tinyllama"
+    (vance_home / "config.toml").write_text(f'[models."{name}".capabilities]\ntools = false\n')
+    r = vance("doctor", "--offline", "--json", env={"VANCE_MODEL": name})
+    caps = _checks(r.stdout)["capabilities"]
+    assert caps["outcome"] == "warn" and "chat engines need tool calls" in caps["detail"]
+    snippet = caps["fix"].split(":\n", 1)[1]  # what the person would paste
+    assert tomllib.loads(snippet) == {"models": {name: {"capabilities": {"tools": True}}}}

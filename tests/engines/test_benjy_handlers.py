@@ -279,6 +279,16 @@ def test_reflect_yes_passes_open_criteria_and_finishes():
     assert n.criteria[0].status == "pass" and types(n) == ["DONE"]
 
 
+def test_reflect_yes_does_not_pass_a_criterion_of_a_failed_item():
+    # Found by review: a model's "yes" turned "`python check.py` passes" into [pass] although the
+    # only item's check never passed.
+    s = queue(state(items=2, criteria=2), ("REFLECT",))
+    s.items[0].status, s.items[1].status = "done", "failed"
+    s.items[1].criteria = [2]
+    n = run(s, ans({"achieved": "yes", "gaps": []})).state
+    assert [c.status for c in n.criteria] == ["pass", "open"] and types(n) == ["DONE"]
+
+
 def test_reflect_partially_routes_with_the_gaps():
     s = queue(state(items=1), ("REFLECT",))
     s.items[0].status = "done"

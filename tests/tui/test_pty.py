@@ -173,3 +173,71 @@ def test_an_error_after_the_early_frame_is_printed_on_the_normal_screen(vance_ho
     assert code in (1, 2) and b"\x1b[?1049h" in term.raw  # the frame was up (alternate screen)
     assert said in term.raw[term.raw.rindex(b"\x1b[?1049l"):]  # said after the normal screen is back
     assert b"Traceback" not in term.raw
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_a_terminal_that_goes_away_ends_the_app_and_frees_the_process(fake_openai, vance_home):
+    # The pty is closed without a SIGHUP (the app is not its session's process group leader's
+    # child here): reads then return nothing at once. Textual's input thread spun on them at ~30%
+    # CPU, holding the process lock, forever (found by review: five such processes were left).
+    from tests.cli.helpers import vance
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30",
+           "VANCE_MODEL": "openai/test-model", "VANCE_API_BASE": fake_openai.url}
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat"], env)
+    try:
+        term.read_until("/help lists commands")
+        term.read_until("arthur")  # the app's status bar (the splash shows the same line: wait a moment)
+        time.sleep(1.0)
+        os.close(term.master)
+        code = term.proc.wait(timeout=30)
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert code == 129
+    r = vance("chat", "--continue", "-p", "still there?",
+              env={"VANCE_MODEL": "openai/test-model", "VANCE_API_BASE": fake_openai.url})
+    assert r.returncode == 0, r.stderr  # the lock was released: the chat continues
+    assert r.stdout == "echo: still there?\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_mid_turn_saves_the_turn_and_gives_the_terminal_back(fake_openai, vance_home, signame):
+    # Found by review: the default action killed the app mid-screen: raw mode and the alternate
+    # screen were left on, the file said RUNNING, the exit status was -15.
+    import json
+    import signal
+    import threading
+
+    gate = threading.Event()
+
+    def responder(body):
+        gate.wait(30)
+        return {"tool_calls": [("respond", {"message": "late"})]}
+
+    fake_openai.responder = responder
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30",
+           "VANCE_MODEL": "openai/test-model", "VANCE_API_BASE": fake_openai.url}
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat"], env)
+    try:
+        term.read_until("/help lists commands")
+        term.type("hello")
+        time.sleep(0.3)
+        term.type("\r")
+        deadline = time.monotonic() + 60
+        while not fake_openai.requests and time.monotonic() < deadline:  # the turn is at the model
+            term.read_some(0.1)
+        assert fake_openai.requests
+        term.proc.send_signal(getattr(signal, signame))
+        term.read_to_end(timeout=30)
+        code = term.close()
+    finally:
+        gate.set()
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert code == 128 + getattr(signal, signame)
+    after = _after_the_screen(term)  # the app left the alternate screen, then said what happened
+    assert f"stopped by {signame}; the state is saved (continue with: vance chat --resume " in after
+    (record,) = [json.loads(p.read_text()) for p in (vance_home / "processes").glob("*.json")]
+    assert record["status"] == "SUSPENDED"

@@ -23,3 +23,5 @@ def register(app: typer.Typer) -> None:
         report = run_demo(home=home, json_out=json_out, out=sys.stdout, err=sys.stderr, live=live)
         if json_out:
             emit_json(report)
+        if not report["ok"]:  # a part did not do what the demo shows: say so with the exit code
+            raise typer.Exit(1)

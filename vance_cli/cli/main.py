@@ -93,9 +93,6 @@ def run(argv: list[str] | None = None) -> None:
 
     from vance_cli.errors import EXIT_ERROR, VanceError
 
-    from vance_cli.llm.lean_imports import skip_pydantic_plugins
-
-    skip_pydantic_plugins()
     debug = os.environ.get("VANCE_DEBUG") == "1"
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)

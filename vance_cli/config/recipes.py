@@ -329,7 +329,7 @@ def _safe_load(text: str) -> Any:
     return yaml.safe_load(text)
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def _read_yaml(path: Path, home: Path | None) -> dict[str, Any]:
     shown = _display(path)
     try:
         size = path.stat().st_size
@@ -350,8 +350,8 @@ def _read_yaml(path: Path) -> dict[str, Any]:
             hint="check the file's permissions and encoding (UTF-8)",
         ) from exc
     try:
-        data = cached_parse("yaml", text, _safe_load, check=lambda value: _check_expansion(value, shown))
-    except error_of("yaml", "YAMLError") as exc:
+        data = cached_parse("yaml", text, _safe_load, home=home, check=lambda value: _check_expansion(value, shown))
+    except (error_of("yaml", "YAMLError"), ValueError) as exc:  # ValueError: an integer of 4,300+ digits
         raise RecipeError(
             f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}"
         ) from exc
@@ -370,10 +370,10 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def validate_recipe_file(path: Path) -> Recipe:
+def validate_recipe_file(path: Path, home: Path | None = None) -> Recipe:
     """Read and validate one recipe file; its ``name`` must match the file name (default: the stem)."""
     path = Path(path)
-    data = _read_yaml(path)
+    data = _read_yaml(path, home)
     stem = path.stem
     name = data.setdefault("name", stem)
     if isinstance(name, str) and name != stem:
@@ -411,12 +411,12 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
         if not path.is_absolute():
             path = scopes.cwd / path
         _refuse_untrusted(path, scopes)
-        return validate_recipe_file(path)
+        return validate_recipe_file(path, scopes.user)
     searched = []
     for origin, folder in scopes.search_path("recipes"):
         found = _find_in(folder, name)
         if found is not None:
-            recipe = validate_recipe_file(found)
+            recipe = validate_recipe_file(found, scopes.user)
             recipe._origin = origin
             return recipe
         searched.append(str(folder))
@@ -443,14 +443,14 @@ def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
         )
 
 
-def _description_of(path: Path) -> str:
+def _description_of(path: Path, home: Path | None) -> str:
     # Listing must work even when a recipe is broken, so no validation here.
     try:
         if path.stat().st_size > MAX_RECIPE_BYTES:
             return ""
         text = path.read_text(encoding="utf-8")
-        data = cached_parse("yaml", text, _safe_load, check=lambda value: _check_expansion(value, str(path)))
-    except (OSError, UnicodeDecodeError, RecipeError, error_of("yaml", "YAMLError"), RecursionError):
+        data = cached_parse("yaml", text, _safe_load, home=home, check=lambda value: _check_expansion(value, str(path)))
+    except (OSError, ValueError, RecipeError, error_of("yaml", "YAMLError"), RecursionError):
         return ""
     if isinstance(data, dict) and isinstance(data.get("description"), str):
         return (
@@ -480,7 +480,7 @@ def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
                     origin,
                     path,
                     shadowed=name in seen,
-                    description=_description_of(path),
+                    description=_description_of(path, scopes.user),
                 )
             )
         seen.update(names)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
-from vance_cli.store.parse_cache import cached_parse, error_of
+from vance_cli.store.parse_cache import cached_parse
 
 if TYPE_CHECKING:
     from vance_cli.llm.base import Capabilities
@@ -355,7 +355,7 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, home: Path | None = None) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -370,8 +370,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             f"config file {path} is not UTF-8 text", hint="save it as UTF-8"
         ) from exc
     try:
-        return cached_parse("toml", text, _toml_loads)
-    except error_of("tomllib", "TOMLDecodeError") as exc:
+        return cached_parse("toml", text, _toml_loads, home=home)
+    except ValueError as exc:  # TOMLDecodeError is one; so is an integer of over 4,300 digits
         detail = str(exc)
         match = re.search(r"line (\d+)", detail)
         if match:
@@ -420,13 +420,13 @@ class Settings:
         overrides: dict | None = None,
     ) -> Settings:
         env = os.environ if env is None else env
-        data = cached_parse("toml", DEFAULTS_FILE.read_text(encoding="utf-8"), _toml_loads)
+        data = cached_parse("toml", DEFAULTS_FILE.read_text(encoding="utf-8"), _toml_loads, home=scopes.user)
         files: list[Path] = []
         warnings: list[str] = []
         ignored: list[str] = []
         for origin, path in scopes.config_files():
             if path.is_file():
-                layer = _read_toml(path)
+                layer = _read_toml(path, scopes.user)
                 checker = _Checker(str(path))
                 checker.layer(layer)
                 warnings += checker.warnings

@@ -44,7 +44,9 @@ def check_request_allowed(model: str, api_base: str | None) -> None:
     """Raise ModelRequestsForbidden when the switch is off and the endpoint is not loopback."""
     if model_requests_allowed() or is_loopback(api_base):
         return
-    where = api_base or "the provider's default endpoint"
+    from vance_cli.llm.endpoints import shown_url
+
+    where = shown_url(api_base) or "the provider's default endpoint"
     raise ModelRequestsForbidden(
         f"model requests are switched off ({ENV_SWITCH}=0): refusing to call {model} at {where}",
         hint=(

@@ -19,7 +19,7 @@ from typing import Any
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.capabilities import default_capabilities
-from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.endpoints import normalize_api_base, shown_url
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
@@ -241,7 +241,7 @@ class LiteLLMModel:
         )
 
     def _describe(self) -> str:
-        return f"{self.name} at {self.api_base or 'the provider'}"
+        return f"{self.name} at {shown_url(self.api_base) or 'the provider'}"
 
     def _broken_call(self, exc: BaseException) -> Completion | None:
         """Groq's 400 tool_use_failed as the model's broken call (no error); None for real errors."""

@@ -31,7 +31,7 @@ from vance_cli.llm.base import (
     wire_messages,
 )
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
-from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.endpoints import normalize_api_base, shown_url
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import (
@@ -278,6 +278,7 @@ class OpenAICompatModel:
         self.name = model
         self.wire_model = wire_model_name(model)
         self.api_base = normalize_api_base(model, api_base) or DEFAULT_API_BASE
+        self.where = shown_url(self.api_base)  # for messages: no password or query
         openai_proper = (urlsplit(self.api_base).hostname or "") == OPENAI_HOST
         # Only OpenAI proper gets the provider's own key variable; local servers need none.
         if api_key is None and openai_proper:
@@ -366,7 +367,7 @@ class OpenAICompatModel:
             return await self._post(url, body)
 
         return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.api_base}", announce=self._announce
+            attempt, self.retries, sleep=self._sleep, describe=f"{self.name} at {self.where}", announce=self._announce
         )
 
     async def _post(self, url: str, body: dict[str, Any]) -> Completion:
@@ -390,7 +391,7 @@ class OpenAICompatModel:
         url = endpoint_url(self.api_base)
         return await stream_with_retries(
             lambda assembler: self._post_stream(url, body, on_delta, assembler), on_delta, self.retries,
-            sleep=self._sleep, describe=f"{self.name} at {self.api_base}", announce=self._announce,
+            sleep=self._sleep, describe=f"{self.name} at {self.where}", announce=self._announce,
         )
 
     async def _post_stream(
@@ -422,7 +423,7 @@ class OpenAICompatModel:
                         chunk = json.loads(data)
                     except ValueError as exc:
                         raise TransportError(
-                            f"{self.name} at {self.api_base}: a streamed chunk is not JSON: {data[:200]!r}",
+                            f"{self.name} at {self.where}: a streamed chunk is not JSON: {data[:200]!r}",
                             retryable=False,
                             hint="the server does not look OpenAI-compatible; check api_base",
                         ) from exc
@@ -434,7 +435,7 @@ class OpenAICompatModel:
             raise connection_error(self.name, self.api_base, str(exc) or type(exc).__name__) from exc
         if not (done or assembler.finished):
             raise TransportError(
-                f"{self.name} at {self.api_base}: the stream was cut short after {assembler.chunks} chunks",
+                f"{self.name} at {self.where}: the stream was cut short after {assembler.chunks} chunks",
                 retryable=True,
                 hint="check the server; it closed the stream before the reply was complete",
             )
@@ -446,7 +447,7 @@ class OpenAICompatModel:
             return response.json()
         except ValueError as exc:
             raise TransportError(
-                f"{self.name} at {self.api_base}: the response is not JSON: {response.text[:200]!r}",
+                f"{self.name} at {self.where}: the response is not JSON: {response.text[:200]!r}",
                 status=response.status_code,
                 retryable=False,
                 hint="the server does not look OpenAI-compatible; check api_base (it usually ends in /v1)",

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from vance_cli.errors import TransportError
+from vance_cli.llm.endpoints import shown_url
 
 T = TypeVar("T")
 
@@ -89,7 +90,7 @@ def error_for_status(
     retry_after: float | None = None,
 ) -> TransportError:
     """The TransportError for an HTTP error status (retryable for 408/409/429/5xx)."""
-    where = api_base or "the provider"
+    where = shown_url(api_base) or "the provider"
     text = f"{model} at {where}: HTTP {status}"
     if detail:
         text += f": {_short(detail)}"
@@ -120,7 +121,7 @@ def error_for_status(
 
 def no_answer_hint(api_base: str | None) -> str:
     """The fix for a server that took the request and never answered (not the fix for a refused connection)."""
-    where = f"the server at {api_base}" if api_base else "the server"
+    where = f"the server at {shown_url(api_base)}" if api_base else "the server"
     return (
         f"{where} accepted the request but did not answer: check that it is healthy and not stuck or "
         "overloaded (a local model may still be loading); if it is only slow, raise model.timeout (one "
@@ -132,7 +133,7 @@ def timeout_error(
     model: str, api_base: str | None, timeout: float | None, detail: str = "", *, connecting: bool = False
 ) -> TransportError:
     """A timeout: no connection within ``timeout`` (``connecting``), or a connection and no answer."""
-    where = api_base or "the provider"
+    where = shown_url(api_base) or "the provider"
     if connecting:
         text = f"{model} at {where}: could not connect" + (f" within {timeout:g}s" if timeout else "")
         hint = "is the server running and reachable? check VANCE_API_BASE / model.api_base, and the network"
@@ -145,7 +146,7 @@ def timeout_error(
 
 
 def connection_error(model: str, api_base: str | None, detail: str) -> TransportError:
-    where = api_base or "the provider"
+    where = shown_url(api_base) or "the provider"
     return TransportError(
         f"{model} at {where}: cannot connect: {_short(detail, 200)}",
         status=None,

@@ -12,7 +12,8 @@ that survive a JSON round trip unchanged are kept (YAML dates, integer keys or N
 again every time). A parse error is never cached; the parser raises it as before. The cache is
 only written when the state folder already exists (a command that has never written state leaves
 no cache behind), never fails a command (a folder it cannot write is skipped), and an entry that
-cannot be read back whole is parsed again.
+cannot be read back whole is parsed again. Entries are private to their owner (0600 in a 0700
+folder): a parsed config.toml may hold an API key.
 """
 
 from __future__ import annotations
@@ -26,17 +27,15 @@ from pathlib import Path
 from typing import Any
 
 # Bumped when what a parser returns for the same text could change (a different parser, say).
-FORMAT = "1"
+FORMAT = f"1-py{sys.version_info[0]}.{sys.version_info[1]}"
 MAX_ENTRY_CHARS = 1_000_000  # a bigger parsed value is parsed again each time instead
 MAX_ENTRIES = 500  # past this many, the folder is emptied (entries are cheap to rebuild)
 
 
-def _folder() -> Path | None:
+def _folder(home: Path | None) -> Path | None:
     try:
-        home = os.environ.get("VANCE_HOME")
-        base = Path(home).expanduser() if home else Path.home() / ".vance"
-        return base / "cache" / "parsed" if base.is_dir() else None
-    except (OSError, RuntimeError):  # no home folder to be found
+        return home / "cache" / "parsed" if home is not None and home.is_dir() else None
+    except OSError:
         return None
 
 
@@ -44,27 +43,38 @@ def _key(kind: str, text: str) -> str:
     return hashlib.blake2b(f"{FORMAT}\0{kind}\0{text}".encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
-def cached_parse(kind: str, text: str, parse: Callable[[str], Any], check: Callable[[Any], None] | None = None) -> Any:
+def cached_parse(kind: str, text: str, parse: Callable[[str], Any], *, home: Path | None,
+                 check: Callable[[Any], None] | None = None) -> Any:
     """``parse(text)``, or the value a previous run got for the same ``kind`` and text.
 
-    ``check`` runs on a freshly parsed value before it is kept (a bound on its size, say) and on
-    nothing read from the cache, which only ever holds values that passed it.
+    ``home`` is the state folder of this invocation (``Scopes.user``; None: no cache). ``check``
+    runs on every value returned, parsed or read back (a bound on its size, say), so a bound
+    tightened later applies to what was kept before; a value that fails it is not kept.
     """
-    folder = _folder()
+    folder = _folder(home)
     key = _key(kind, text)
-    if folder is not None:
-        try:
-            entry = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
-            if isinstance(entry, dict) and entry.get("key") == key and "value" in entry:
-                return entry["value"]
-        except (OSError, ValueError):
-            pass  # no entry yet, or one that cannot be read: parse
-    value = parse(text)
+    value = _read(folder, key) if folder is not None else _MISSING
+    fresh = value is _MISSING
+    if fresh:
+        value = parse(text)
     if check is not None:
         check(value)
-    if folder is not None:
+    if fresh and folder is not None:
         _keep(folder, key, value)
     return value
+
+
+_MISSING = object()
+
+
+def _read(folder: Path, key: str) -> Any:
+    try:
+        entry = json.loads((folder / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # no entry yet, or one that cannot be read: parse
+        return _MISSING
+    if isinstance(entry, dict) and entry.get("key") == key and "value" in entry:
+        return entry["value"]
+    return _MISSING
 
 
 class _NeverRaised(Exception):
@@ -82,21 +92,33 @@ def error_of(module: str, name: str) -> type[Exception]:
 
 
 def _keep(folder: Path, key: str, value: Any) -> None:
+    """Write the entry readable by its owner only (a config file may hold an API key); no fsync:
+    an entry lost to a power cut is parsed again, and a torn one is not read (its key is checked)."""
     try:
-        dumped = json.dumps({"key": key, "value": value}, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError):  # a date, bytes, NaN…: not JSON
+        dumped = json.dumps({"key": key, "value": value}, allow_nan=False)  # ASCII: lone surrogates too
+        if len(dumped) > MAX_ENTRY_CHARS or json.loads(dumped)["value"] != value:  # e.g. integer keys
+            return
+    except (TypeError, ValueError, RecursionError):  # a date, bytes, NaN, deep nesting…: not kept
         return
-    if len(dumped) > MAX_ENTRY_CHARS or json.loads(dumped)["value"] != value:  # e.g. integer keys
-        return
+    tmp = folder / f".{key}.{os.getpid()}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        names = os.listdir(folder)
-        if len(names) >= MAX_ENTRIES:
-            for name in names:
-                if name.endswith(".json"):
-                    (folder / name).unlink(missing_ok=True)
-        from vance_cli.store.atomic import atomic_write_text
-
-        atomic_write_text(folder / f"{key}.json", dumped)
+        if not folder.is_dir():
+            folder.parent.mkdir(mode=0o700, exist_ok=True)
+            folder.mkdir(mode=0o700, exist_ok=True)
+        entries = [name for name in os.listdir(folder) if name.endswith(".json")]
+        if len(entries) >= MAX_ENTRIES:
+            for name in entries:
+                (folder / name).unlink(missing_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            view = memoryview(dumped.encode("ascii"))
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, folder / f"{key}.json")
     except Exception:  # noqa: BLE001 - a cache that cannot be written is only a slower next run
-        pass
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass

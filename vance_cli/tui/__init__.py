@@ -16,6 +16,32 @@ if TYPE_CHECKING:
     from vance_cli.runtime.benjy import BenjyService, RunResult
 
 
+def _gone(app) -> None:
+    """The terminal went away under the app: end with SIGHUP's code, printing nothing (there is
+    nowhere to print; the state is saved, and `--continue` / `resume` come back to it)."""
+    if app.hung_up:
+        from vance_cli.tui.app import HANGUP_EXIT
+
+        raise SystemExit(HANGUP_EXIT)
+
+
+def _failed(app, resume: str | None = None) -> None:
+    """A stop signal ended the app (its turn saved): say so, exit 128+N; or the app ended on an
+    error of its own (Textual printed it): the command fails too."""
+    if app.stop_signal is not None:
+        import signal
+
+        from vance_cli.cli.common import err
+
+        try:
+            err(f"stopped by {signal.Signals(app.stop_signal).name}; the state is saved"
+                + (f" (continue with: {resume})" if resume else ""))
+        except OSError:  # the terminal is gone (SIGHUP)
+            pass
+    if app.return_code:
+        raise SystemExit(app.return_code)
+
+
 def run_tui(session: ChatSession, **options: Any) -> None:
     """Open the chat app on ``session``'s process; returns when the person quits."""
     from vance_cli.tui.app import VanceApp
@@ -31,12 +57,16 @@ def run_tui(session: ChatSession, **options: Any) -> None:
         app.run()
     finally:
         controller.close()
+    _gone(app)
     from vance_cli.cli.common import err
 
-    if app.error_text:
-        err(app.error_text)
-    if controller.process_id:
-        err(f"bye · resume with: vance chat --resume {controller.process_id}")
+    resume = f"vance chat --resume {controller.process_id}" if controller.process_id else None
+    if app.stop_signal is None:
+        if app.error_text:
+            err(app.error_text)
+        if resume:
+            err(f"bye · resume with: {resume}")
+    _failed(app, resume)
 
 
 def run_watch(pid: str, store=None) -> None:
@@ -50,7 +80,10 @@ def run_watch(pid: str, store=None) -> None:
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
-    VanceApp(run_source=ProcessFileSource(store, store.resolve_id(pid))).run()
+    app = VanceApp(run_source=ProcessFileSource(store, store.resolve_id(pid)))
+    app.run()
+    _gone(app)
+    _failed(app)
 
 
 def run_benjy_live(
@@ -75,6 +108,8 @@ def run_benjy_live(
     source = BenjyRunSource(service, pid, answer=answer)
     app = VanceApp(run_source=source, close_when_finished=close_when_finished)
     app.run()
+    _gone(app)
+    _failed(app, f"vance benjy resume {pid}")
     if source.error is not None and not isinstance(source.error, asyncio.CancelledError):
         raise source.error
     return source.outcome()

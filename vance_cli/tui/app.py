@@ -6,12 +6,18 @@ app's binding (priority: it works wherever the focus is) and goes to the screen'
 
 from __future__ import annotations
 
+import sys
+
 from textual import events
 from textual.app import App
 from textual.binding import Binding
 
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
+
+
+HANGUP_CHECK_SECONDS = 1.0
+HANGUP_EXIT = 129  # as for SIGHUP
 
 
 class VanceApp(App):
@@ -40,6 +46,13 @@ class VanceApp(App):
         self.error_text: str | None = None
         self._early_keys: list[events.Key] | None = []  # None once the first screen takes keys
         self._replaying: list[events.Key] = []
+        self.hung_up = False  # the terminal went away (see _check_terminal)
+        self.stop_signal: int | None = None  # SIGTERM or SIGHUP stopped the app
+
+    def get_driver_class(self):
+        from vance_cli.tui.driver import gone_safe
+
+        return gone_safe(super().get_driver_class())
 
     def get_default_screen(self):
         """The chat (or run) screen is the first screen: keys typed while the app starts (during
@@ -60,6 +73,55 @@ class VanceApp(App):
     def on_mount(self) -> None:
         if self.controller is not None and self.run_source is None and self.preload:
             self.call_after_refresh(self._preload)
+        if not self.is_headless:
+            self.set_interval(HANGUP_CHECK_SECONDS, self._check_terminal)
+            self._catch_stop_signals()
+
+    def _catch_stop_signals(self) -> None:
+        """SIGTERM and SIGHUP stop the app as `vance chat --plain` stops: the running turn is
+        cancelled at an await (the runtime saves it SUSPENDED), the terminal is given back, and the
+        command exits 128+N. Without this the default action killed the process mid-screen: raw
+        mode, alternate screen and mouse tracking were left on, and the file said RUNNING."""
+        import asyncio
+
+        from vance_cli.runtime.interrupt import STOP_SIGNALS
+
+        loop = asyncio.get_running_loop()
+        for signum in STOP_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, lambda n=signum: self.call_later(self._stop_on_signal, n))
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+                pass
+
+    async def _stop_on_signal(self, signum: int) -> None:
+        if self.stop_signal is not None:
+            return
+        self.stop_signal = signum
+        workers = list(self.workers)
+        for worker in workers:
+            worker.cancel()
+        for worker in workers:
+            try:
+                await worker.wait()
+            except Exception:  # noqa: BLE001 - cancelled or failed: either way it has stopped
+                pass
+        self.exit(return_code=128 + signum)
+
+    def _check_terminal(self) -> None:
+        """Quit when the terminal is gone without a SIGHUP (a closed pty whose session we do not
+        lead): reads then return nothing at once, and Textual's input thread would spin on them,
+        with the process lock held, forever. The state is on disk; `--continue` comes back to it."""
+        import termios
+
+        gone = bool(getattr(self._driver, "terminal_gone", False))
+        if not gone:
+            try:
+                termios.tcgetattr(sys.__stdin__.fileno())
+            except (termios.error, OSError, ValueError, AttributeError):
+                gone = True
+        if gone and not self.hung_up:
+            self.hung_up = True
+            self.exit(return_code=HANGUP_EXIT)
 
     async def on_event(self, event: events.Event) -> None:
         # Keys typed while the app starts (the person sees the splash's prompt) wait until the

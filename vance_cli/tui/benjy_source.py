@@ -92,6 +92,7 @@ class BenjyRunSource:
         try:
             while True:
                 self.running_since = time.time()
+                self.result = None  # a drive that is cut off must not leave the last one's result
                 try:
                     if text is None:
                         self.result = await self.service.run(self.process_id)
@@ -131,7 +132,7 @@ class BenjyRunSource:
 
     def outcome(self) -> RunResult:
         """How the run stands now (after the screen closed): stopped when it never finished."""
-        if self.result is not None and not self.running:
+        if self.result is not None and not self.running and self.error is None:
             return self.result
         process = self.store.load(self.process_id)
         return RunResult(process, stopped=process.status not in (Status.DONE, Status.BLOCKED))

@@ -141,7 +141,7 @@ def restore() -> None:
         import termios
 
         termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, _saved_tty)
-    except (ImportError, OSError, ValueError):
+    except (ImportError, OSError, ValueError, termios.error):  # termios.error: the terminal is gone
         pass
     _saved_tty = None
 
@@ -149,9 +149,12 @@ def restore() -> None:
 def leave() -> None:
     global _shown
     if _shown:
-        sys.stdout.write(_LEAVE)
-        sys.stdout.flush()
         _shown = False
+        try:
+            sys.stdout.write(_LEAVE)
+            sys.stdout.flush()
+        except OSError:  # the terminal is gone: nothing to give back
+            pass
     restore()
 
 

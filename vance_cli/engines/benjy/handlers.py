@@ -367,7 +367,10 @@ def on_reflect(st: _Step, task: Task, ans: ControllerAnswer) -> None:
     s.note(f"reflect: {achieved}" + (f" — gaps: {'; '.join(gaps[:3])}" if gaps else ""))
     if achieved == "yes":
         for crit in s.criteria:
-            if crit.status == "open":
+            # the model's "yes" does not pass a criterion an unfinished item concerns: the report
+            # must not say "[pass] the check passes" for an item whose check never passed
+            unfinished = [i.id for i in s.items if crit.id in i.criteria and i.status != "done"]
+            if crit.status == "open" and not unfinished:
                 s.set_criterion(crit.id, "pass", "reflect: the goal is achieved")
         s.push_front(s.task("DONE"))
         st.record("REFLECT: achieved")
