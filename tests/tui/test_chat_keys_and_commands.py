@@ -197,3 +197,23 @@ async def test_resume_shows_the_earlier_conversation_and_continues_it():
         await wait_for(pilot, lambda: _messages(again) == ["earlier answer", "later answer"])
     process = again.controller.runtime.store.load(pid)
     assert [m.content for m in process.history if m.role == "user"] == ["earlier question", "later question"]
+
+
+async def test_resume_of_this_chat_or_of_a_benjy_run_says_what_to_do_instead():
+    # Found by review: /resume of this chat said it was "in use by vance pid <own pid>"; /resume of
+    # a Benjy run was accepted and the next message failed.
+    from vance_cli.store.process import Process
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        own = app.controller.process_id
+        run = Process(engine="benjy", recipe_name="benjy-coding", status=Status.IDLE)
+        app.controller.runtime.store.create(run)
+        await _send(pilot, f"/resume {own}")
+        await pilot.pause()
+        assert any(f"{own} is this chat: it is already open" in n for n in _notes(app))
+        await _send(pilot, f"/resume {run.id}")
+        await pilot.pause()
+        assert any(f"{run.id} is a Benjy run, not a chat: /attach {run.id}" in n for n in _notes(app))
+        assert app.controller.process_id == own
+    app.controller.close()

@@ -300,6 +300,13 @@ class ChatScreen(Screen):
 
     def cmd_resume(self, arg: str) -> None:
         pid = self.controller.resolve(arg)
+        if pid == self.controller.process_id:
+            self.note(f"{pid} is this chat: it is already open", "info")
+            return
+        if self.controller.runtime.store.load(pid).engine == "benjy":
+            self.note(f"{pid} is a Benjy run, not a chat: /attach {pid} shows it live; "
+                      f"`vance benjy resume {pid}` continues it", "warning")
+            return
         self.controller.open(pid)
         self.load_process()
         self.note(f"resumed {pid}", "info")
