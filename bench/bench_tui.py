@@ -96,8 +96,12 @@ def keystrokes(home: Path, pid: str, count: int) -> list[float]:
         settle = time.perf_counter() + 4.0
         while time.perf_counter() < settle:
             term.read_some(0.1)
-        for n in range(count):
-            ch = "abcdefghij"[n % 10]
+        # Each key is a character typed once and found nowhere else on screen: with letters, the
+        # cursor blink's repaint of the prompt (placeholder, earlier keys) "painted" any key within
+        # ~0.5 s without it being typed, so a slower keystroke could not show (found by review).
+        unique = [chr(0x3B1 + i) for i in range(25)] + [chr(0x430 + i) for i in range(32)]
+        for n in range(min(count, len(unique))):
+            ch = unique[n]
             before = len(term.raw)
             t0 = time.perf_counter()
             term.type(ch)

@@ -5,15 +5,15 @@ Only the newest ``max_entries`` stay on screen (the process file keeps the rest)
 
 from __future__ import annotations
 
-from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from vance_cli.tui.widgets import clean, tcss
+from vance_cli.tui.widgets.following import FollowingScroll
 
 MAX_ENTRIES = 200
 
 
-class JournalPanel(VerticalScroll):
+class JournalPanel(FollowingScroll):
     DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, *, title: str = "journal", max_entries: int = MAX_ENTRIES, id: str | None = None) -> None:
@@ -21,7 +21,6 @@ class JournalPanel(VerticalScroll):
         self.border_title = title
         self.max_entries = max_entries
         self.texts: list[str] = []
-        self.following = True  # keep the newest entry in view until the person scrolls up
 
     def on_mount(self) -> None:
         if not self.texts:
@@ -37,13 +36,4 @@ class JournalPanel(VerticalScroll):
         entries = list(self.query(".journal-entry"))
         for old in entries[: max(0, len(entries) - self.max_entries)]:
             old.remove()
-        if self.following:
-            # (not "is it at the end now": entries mounted in one burst are laid out later)
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if new < old:  # scrolled up: stop following; back at the end: follow again
-            self.following = False
-        elif self.is_vertical_scroll_end:
-            self.following = True

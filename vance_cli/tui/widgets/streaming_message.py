@@ -21,7 +21,8 @@ class StreamingMessage(Vertical):
     def __init__(self) -> None:
         super().__init__(classes="streaming")
         self.call: int | None = None
-        self.text = ""
+        self._raw = ""
+        self._clean = ("", "")  # (raw, cleaned): cleaned once per paint, not once per delta
         self._painted = ""
 
     def compose(self) -> ComposeResult:
@@ -33,14 +34,22 @@ class StreamingMessage(Vertical):
 
     def show(self, call: int, text: str) -> None:
         self.call = call
-        self.text = clean(text)
+        self._raw = text
+
+    @property
+    def text(self) -> str:
+        """The reply so far, sanitised (clean() of the whole text at every delta was quadratic)."""
+        if self._clean[0] is not self._raw:
+            self._clean = (self._raw, clean(self._raw))
+        return self._clean[1]
 
     def flush(self) -> None:
-        if self.text == self._painted:
+        text = self.text
+        if text == self._painted:
             return
         body = self.query_one(".streaming-body", Markdown)
-        if self._painted and self.text.startswith(self._painted):
-            body.append(self.text[len(self._painted):])
+        if self._painted and text.startswith(self._painted):
+            body.append(text[len(self._painted):])
         else:
-            body.update(self.text)
-        self._painted = self.text
+            body.update(text)
+        self._painted = text

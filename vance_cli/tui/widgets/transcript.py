@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
 from vance_cli.tui.widgets import tcss
+from vance_cli.tui.widgets.following import FollowingScroll
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 MAX_MOUNTED = 60
 
 
-class Transcript(VerticalScroll):
+class Transcript(FollowingScroll):
     DEFAULT_CSS = tcss(__file__)
 
     def __init__(self, *, max_mounted: int = MAX_MOUNTED, id: str | None = None) -> None:
@@ -45,7 +45,6 @@ class Transcript(VerticalScroll):
         widgets = list(widgets)
         if not widgets:
             return
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         overflow = len(widgets) - self.max_mounted
         if overflow > 0:  # a long history loaded at once: never build what would be pruned
             self.hidden += overflow
@@ -55,8 +54,6 @@ class Transcript(VerticalScroll):
         else:
             self.mount_all(widgets)
         self._prune()
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
 
     def _prune(self) -> None:
         entries = self.entries
@@ -75,8 +72,6 @@ class Transcript(VerticalScroll):
             self._stream = StreamingMessage()
             self.mount(self._stream)
         self._stream.show(call, text)
-        if self.is_vertical_scroll_end or self.max_scroll_y == 0:
-            self.call_after_refresh(self.scroll_end, animate=False)
 
     @property
     def streaming_text(self) -> str | None:
