@@ -7,7 +7,6 @@ RecipeError whose message names the file and the key path (``tools.add[1]``).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,6 +26,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
 from vance_cli.names import KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse, error_of
+from vance_cli.text import did_you_mean
 
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
@@ -54,11 +54,6 @@ def known_tool_names() -> list[str]:
     return list(KNOWN_TOOLS)
 
 
-def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -66,7 +61,7 @@ class _Strict(BaseModel):
 def _check_tool_name(name: str) -> str:
     known = known_tool_names()
     if name not in known:
-        raise ValueError(f"unknown tool {name!r} (known: {', '.join(known)}){_suggest(name, known)}")
+        raise ValueError(f"unknown tool {name!r} (known: {', '.join(known)}){did_you_mean(name, known)}")
     return name
 
 
@@ -124,7 +119,7 @@ class Recipe(_Strict):
     def _known_engine(cls, engine: str) -> str:
         if engine not in KNOWN_ENGINES:
             raise ValueError(
-                f"unknown engine {engine!r} (known: {', '.join(KNOWN_ENGINES)}){_suggest(engine, KNOWN_ENGINES)}"
+                f"unknown engine {engine!r} (known: {', '.join(KNOWN_ENGINES)}){did_you_mean(engine, KNOWN_ENGINES)}"
             )
         return engine
 
@@ -138,7 +133,7 @@ class Recipe(_Strict):
             raise ValueError("must not be empty (leave it out to use the configured default model)")
         if model.startswith("default:") and model not in MODEL_ALIASES:
             raise ValueError(
-                f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){_suggest(model, MODEL_ALIASES)}"
+                f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){did_you_mean(model, MODEL_ALIASES)}"
             )
         return model
 
@@ -225,7 +220,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
         owner = _model_at(loc[:-1])
         known = list(owner.model_fields) if owner else []
         key = str(loc[-1])
-        message = "unknown key" + (f" (known: {', '.join(known)}){_suggest(key, known)}" if known else "")
+        message = "unknown key" + (f" (known: {', '.join(known)}){did_you_mean(key, known)}" if known else "")
     elif error["type"] == "value_error":
         message = message.removeprefix("Value error, ")
     elif error["type"] == "missing":
