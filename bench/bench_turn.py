@@ -50,7 +50,7 @@ async def main_async(turns: int) -> int:
 
         # the request the engine sends on the first call of a turn, for the bare baseline
         from vance_cli.config.recipes import Recipe
-        from vance_cli.tools.base import builtin_registry
+        from vance_cli.tools.registry import builtin_registry
 
         recipe = Recipe.model_validate(process.recipe)
         reg = builtin_registry()

@@ -28,7 +28,7 @@ def test_every_tool_name_builds_the_tool_of_that_name():
 
 
 def test_the_registry_offers_exactly_the_named_tools():
-    from vance_cli.tools.base import builtin_registry
+    from vance_cli.tools.registry import builtin_registry
 
     assert builtin_registry().names() == list(names.KNOWN_TOOLS)
 

@@ -26,9 +26,9 @@ KNOWN_ENGINES: tuple[str, ...] = tuple(ENGINES)
 TOOLS: Mapping[str, str] = MappingProxyType(
     {
         "respond": "vance_cli.tools.respond:make_tool",
-        "file_read": "vance_cli.tools.workspace:make_file_read",
-        "file_list": "vance_cli.tools.workspace:make_file_list",
-        "file_write": "vance_cli.tools.workspace:make_file_write",
+        "file_read": "vance_cli.tools.files:make_file_read",
+        "file_list": "vance_cli.tools.files:make_file_list",
+        "file_write": "vance_cli.tools.files:make_file_write",
         "exec_run": "vance_cli.tools.exec_run:make_tool",
         "structure": "vance_cli.tools.structure_tool:make_tool",
         "process_spawn": "vance_cli.tools.process_tools:make_process_spawn",

@@ -19,7 +19,6 @@ from tests.cli.helpers import vance
 from tests.engines.benjy_brain import Brain
 from vance_cli.engines.benjy.state import load_state
 from vance_cli.runtime.crashpoints import POINTS
-from vance_cli.runtime.scheduler import DELIVERY_KEY
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import Status
 
@@ -95,8 +94,8 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
     if state.counters.workerSpawns != 3:
         problems.append(f"workerSpawns {state.counters.workerSpawns}")
     for k in kids:
-        if k.status != Status.DONE or (k.engine_params.get(DELIVERY_KEY) or {}).get("to") != pid:
-            problems.append(f"worker {k.id} is {k.status.value}, delivery {k.engine_params.get(DELIVERY_KEY)}")
+        if k.status != Status.DONE or (k.delivery.to if k.delivery else None) != pid:
+            problems.append(f"worker {k.id} is {k.status.value}, delivery {k.delivery}")
     journal = [m.content or "" for m in root.history if m.meta.get("kind") == "journal"]
 
     def count(prefix: str) -> int:

@@ -187,7 +187,7 @@ def test_tool_names_come_from_the_names_table_not_the_tool_modules(tmp_path, mon
     def broken():
         raise ImportError("a tool module cannot be imported")
 
-    monkeypatch.setattr("vance_cli.tools.base.builtin_registry", broken)
+    monkeypatch.setattr("vance_cli.tools.registry.builtin_registry", broken)
     assert recipes_mod.known_tool_names() == sorted(names.TOOLS)
     err = recipe_error(
         write(tmp_path / "work" / "foo.yaml", "engine: ford\ntools: [respond, nope]\n")

@@ -9,12 +9,13 @@ from typing import Any
 
 from vance_cli.config.recipes import Recipe
 from vance_cli.engines import engine_class
-from vance_cli.engines.ford import EngineDeps
+from vance_cli.engines.base import EngineDeps
 from vance_cli.events import Event, EventBus, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
-from vance_cli.tools.base import ToolContext, builtin_registry
+from vance_cli.tools.base import ToolContext
+from vance_cli.tools.registry import builtin_registry
 
 
 def recipe(**over: Any) -> dict:

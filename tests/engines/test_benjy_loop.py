@@ -17,7 +17,7 @@ from vance_cli.events import EventBus, JournalEvent, TodosUpdated
 from vance_cli.llm.scripted import FunctionModel
 from vance_cli.runtime.benjy import BenjyService
 from vance_cli.runtime.runner import Runtime
-from vance_cli.runtime.scheduler import DELIVERY_KEY, Scheduler
+from vance_cli.runtime.scheduler import Scheduler
 from vance_cli.store.process import Status
 
 CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
@@ -61,7 +61,7 @@ def test_a_coding_goal_runs_to_done_with_a_real_check(tmp_path):
     for n in (1, 2, 3):
         assert (h.ws / f"item{n}.txt").read_text() == f"item {n}\n"
     kids = h.children(pid)
-    assert len(kids) == 3 and all(k.status == Status.DONE and k.engine_params[DELIVERY_KEY]["to"] == pid for k in kids)
+    assert len(kids) == 3 and all(k.status == Status.DONE and k.delivery.to == pid for k in kids)
     assert [k.title for k in kids] == ["#1 write item1.txt", "#2 write item2.txt", "#3 write item3.txt"]
     assert all(k.workspace == str(h.ws) for k in kids)  # the worker and the check share the pinned workspace
     synthesis = process.history[-1]

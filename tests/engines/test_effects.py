@@ -8,13 +8,15 @@ import pytest
 
 from tests.engines.harness import call, recipe, respond, run_engine
 from vance_cli.engines import engine_class
-from vance_cli.engines.ford import STARTED, EngineDeps
+from vance_cli.engines.base import EngineDeps
+from vance_cli.engines.ford import STARTED
 from vance_cli.events import EventBus
 from vance_cli.llm.base import Message, ToolCall
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
-from vance_cli.tools.base import ToolContext, builtin_registry
+from vance_cli.tools.base import ToolContext
+from vance_cli.tools.registry import builtin_registry
 
 
 def test_side_effects_is_a_property_of_the_tool():

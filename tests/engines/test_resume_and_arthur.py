@@ -115,11 +115,12 @@ def test_transport_failure_leaves_the_process_failed_and_resumable(tmp_path):
 
 def test_a_model_without_tool_calling_takes_the_legacy_path(tmp_path):
     from vance_cli.engines import engine_class
-    from vance_cli.engines.ford import EngineDeps
+    from vance_cli.engines.base import EngineDeps
     from vance_cli.llm.base import Capabilities
     from vance_cli.llm.scripted import ScriptedModel
     from vance_cli.store.files import ProcessStore
-    from vance_cli.tools.base import ToolContext, builtin_registry
+    from vance_cli.tools.base import ToolContext
+    from vance_cli.tools.registry import builtin_registry
 
     store = ProcessStore(tmp_path / "p")
     snap = recipe()
@@ -188,10 +189,12 @@ def test_a_message_waiting_after_a_blocked_turn_gets_its_own_turn(tmp_path):
 
 def test_arthur_is_never_done(tmp_path):
     from vance_cli.engines.arthur import ArthurEngine
-    from vance_cli.engines.ford import EngineDeps, FordEngine
+    from vance_cli.engines.base import EngineDeps
+    from vance_cli.engines.ford import FordEngine
     from vance_cli.errors import InvalidTransition
     from vance_cli.llm.scripted import ScriptedModel
-    from vance_cli.tools.base import ToolContext, builtin_registry
+    from vance_cli.tools.base import ToolContext
+    from vance_cli.tools.registry import builtin_registry
 
     deps = EngineDeps(model=ScriptedModel([]), tools=builtin_registry(), bus=EventBus(), persist=lambda p: None,
                       tool_context=ToolContext(workspace=tmp_path))

@@ -17,12 +17,13 @@ import pytest
 
 from vance_cli.config.recipes import Recipe
 from vance_cli.engines import engine_class
-from vance_cli.engines.ford import EngineDeps
+from vance_cli.engines.base import EngineDeps
 from vance_cli.events import Event, EventBus, JournalEvent, MessageEvent
 from vance_cli.llm.base import ChatModel
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
-from vance_cli.tools.base import ToolContext, builtin_registry
+from vance_cli.tools.base import ToolContext
+from vance_cli.tools.registry import builtin_registry
 
 DATA = Path(__file__).with_name("data")
 FAST = {"attempts": 2, "base_delay": 0.0, "max_delay": 0.0, "max_total": 30.0}

@@ -12,8 +12,9 @@ from vance_cli.config.settings import Settings
 from vance_cli.events import EventBus
 from vance_cli.llm.scripted import FunctionModel
 from vance_cli.runtime.runner import Runtime
-from vance_cli.runtime.scheduler import DELIVERY_KEY, Scheduler, child_outcome, delivery_id
+from vance_cli.runtime.scheduler import Scheduler, delivery_id
 from vance_cli.store.process import InboxItem, Process, Status
+from vance_cli.store.transcript import child_outcome
 
 
 def _runtime(tmp_path, fn):
@@ -28,7 +29,7 @@ def _tree(rt, *, child_inbox="do the thing", parent_inbox=None):
     if parent_inbox:
         parent.inbox.append(InboxItem(content=parent_inbox))
     child = Process(engine="ford", recipe=recipe(), recipe_name="t", model="fn", parent=parent.id, workspace=str(rt.scopes.cwd))
-    parent.engine_params["children"] = [child.id]  # what Scheduler.spawn writes before the child exists
+    parent.children = [child.id]  # what Scheduler.spawn writes before the child exists
     rt.store.create(parent)
     if child_inbox:
         child.inbox.append(InboxItem(content=child_inbox))
@@ -50,7 +51,7 @@ def test_child_runs_first_and_its_reply_wakes_the_parent_once(tmp_path):
     child_after = rt.store.load(child.id)
     parent_after = rt.store.load(parent.id)
     assert child_after.status == Status.DONE
-    assert child_after.engine_params[DELIVERY_KEY]["to"] == parent.id
+    assert child_after.delivery.to == parent.id
     deliveries = [m for m in parent_after.history if m.meta.get("inbox_id") == delivery_id(child.id)]
     assert len(deliveries) == 1 and "thing done" in deliveries[0].content
     assert parent_after.inbox == []
@@ -75,7 +76,7 @@ def test_crash_after_the_parent_got_the_reply_but_before_the_child_was_marked(tm
     asyncio.run(Scheduler(rt).run(parent.id))
     p = rt.store.load(parent.id)
     assert sum(1 for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id)) == 1
-    assert rt.store.load(child.id).engine_params[DELIVERY_KEY]["to"] == parent.id
+    assert rt.store.load(child.id).delivery.to == parent.id
     assert len(model.requests) == 2  # the child was not run again
 
 
@@ -113,7 +114,7 @@ def test_a_child_that_ends_without_a_reply_is_delivered_as_ended(tmp_path):
     rt, model = _runtime(tmp_path, fn)
     parent = Process(engine="ford", recipe=recipe(), recipe_name="t", model="fn", workspace=str(tmp_path), status=Status.IDLE)
     child = Process(engine="ford", recipe=recipe(maxToolIterations=2), recipe_name="t", model="fn", parent=parent.id, workspace=str(tmp_path))
-    parent.engine_params["children"] = [child.id]
+    parent.children = [child.id]
     rt.store.create(parent)
     child.inbox.append(InboxItem(content="do the thing"))
     rt.store.create(child)
@@ -121,7 +122,7 @@ def test_a_child_that_ends_without_a_reply_is_delivered_as_ended(tmp_path):
     p = rt.store.load(parent.id)
     delivered = next(m for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id))
     assert "without a reply" in delivered.content and "maxToolIterations" in delivered.content
-    assert rt.store.load(child.id).engine_params[DELIVERY_KEY]["kind"] == "ended"
+    assert rt.store.load(child.id).delivery.kind == "ended"
 
 
 def test_ps_shows_the_tree_and_show_shows_a_child_like_any_process(tmp_path, vance_home):
@@ -148,7 +149,7 @@ def test_a_delivered_child_leaves_the_parents_list_of_open_children(tmp_path):
     rt, _ = _runtime(tmp_path, _brain)
     parent, child = _tree(rt)
     asyncio.run(Scheduler(rt).run(parent.id))
-    assert rt.store.load(parent.id).engine_params["children"] == []
+    assert rt.store.load(parent.id).children == []
 
 
 def test_a_question_from_a_non_worker_child_stays_open_and_its_next_end_is_a_new_delivery(tmp_path):
@@ -164,10 +165,10 @@ def test_a_question_from_a_non_worker_child_stays_open_and_its_next_end_is_a_new
     parent, child = _tree(rt)
     asyncio.run(Scheduler(rt).run(parent.id))
     c = rt.store.load(child.id)
-    assert c.status == Status.BLOCKED and c.engine_params[DELIVERY_KEY]["kind"] == "reply"
+    assert c.status == Status.BLOCKED and c.delivery.kind == "reply"
     p = rt.store.load(parent.id)
     assert any("which colour?" in (m.content or "") for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id))
-    assert p.engine_params["children"] == [child.id]  # still open
+    assert p.children == [child.id]  # still open
     with rt.store.lock(child.id):  # what process_steer does: a message into the child's inbox
         c.inbox.append(InboxItem(content="blue", sender=parent.id))
         rt.store.save(c)
@@ -177,7 +178,7 @@ def test_a_question_from_a_non_worker_child_stays_open_and_its_next_end_is_a_new
     assert c.status == Status.DONE
     second = [m for m in p.history if m.meta.get("inbox_id") == delivery_id(child.id, 1)]
     assert len(second) == 1 and "painted it blue" in second[0].content
-    assert p.engine_params["children"] == []
+    assert p.children == []
 
 
 def test_a_worker_that_asks_is_closed_anyway(tmp_path):
@@ -188,7 +189,7 @@ def test_a_worker_that_asks_is_closed_anyway(tmp_path):
     rt, _ = _runtime(tmp_path, fn)
     parent, child = _tree(rt)
     c = rt.store.load(child.id)
-    c.engine_params["worker"] = True
+    c.worker = True
     rt.store.save(c)
     asyncio.run(Scheduler(rt).run(parent.id))
     assert rt.store.load(child.id).status == Status.DONE

@@ -129,7 +129,7 @@ def test_a_file_from_a_newer_vance_is_refused_clearly(store):
     store.path("p1").write_bytes(raw)
     with pytest.raises(
         CorruptProcessFile,
-        match=r"written by a newer vance \(schema_version 2; this vance reads up to 1\)",
+        match=rf"written by a newer vance \(schema_version {SCHEMA_VERSION + 1}; this vance reads up to {SCHEMA_VERSION}\)",
     ):
         store.load("p1")
     assert store.path("p1").read_bytes() == raw

@@ -7,7 +7,8 @@ import json
 from tests.structure.conftest import OPENAI
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
-from vance_cli.tools.base import ToolContext, builtin_registry
+from vance_cli.tools.base import ToolContext
+from vance_cli.tools.registry import builtin_registry
 from vance_cli.tools.structure_tool import make_tool
 
 INLINE = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": False}

@@ -10,12 +10,13 @@ from vance_cli.config.recipes import load_recipe, validate_recipe_file
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.engines import engine_class
-from vance_cli.engines.ford import EngineDeps
+from vance_cli.engines.base import EngineDeps
 from vance_cli.events import EventBus, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
-from vance_cli.tools.base import ToolContext, builtin_registry
+from vance_cli.tools.base import ToolContext
+from vance_cli.tools.registry import builtin_registry
 
 RECIPE_YAML = """\
 name: extractor

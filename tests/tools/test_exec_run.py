@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from tests.tools.exec_helpers import bwrap_works, gone_soon, present_soon, settings, sleepers
-from vance_cli.tools import exec_run, workspace
+from vance_cli.tools import exec_run
 from vance_cli.tools.base import ToolContext, ToolResult
+from vance_cli.tools.registry import builtin_registry
 
 HAVE_BWRAP = bwrap_works()
 
@@ -50,7 +51,7 @@ def call(ctx: ToolContext):
     """Invoke exec_run the way an engine does: raw JSON arguments through Tool.invoke."""
 
     async def _call(name: str, **args: Any) -> ToolResult:
-        return await workspace.FACTORIES[name]().invoke(json.dumps(args), ctx)
+        return await builtin_registry().get(name).invoke(json.dumps(args), ctx)
 
     return _call
 
@@ -195,7 +196,7 @@ async def test_exec_run_background_child_with_redirected_output(call, mode, quic
 
 
 async def test_exec_run_cancelled_call_kills_the_group(ws: Path, ctx: ToolContext):
-    tool = workspace.FACTORIES["exec_run"]()
+    tool = builtin_registry().get("exec_run")
     task = asyncio.create_task(
         tool.invoke(json.dumps({"command": "touch started; sleep 31.104", "timeout": 20}), ctx)
     )
@@ -247,7 +248,7 @@ async def test_exec_run_passes_the_configured_extra_names(ws: Path, mode, monkey
     monkeypatch.setenv("SOME_TOOL_SETTING", "kept")
     monkeypatch.setenv("OTHER_SETTING", "dropped")
     ctx = ToolContext(workspace=ws, settings=settings(VANCE_SANDBOX="off" if mode == "off" else "required"))
-    res = await workspace.FACTORIES["exec_run"]().invoke(json.dumps({"command": "env"}), ctx)
+    res = await builtin_registry().get("exec_run").invoke(json.dumps({"command": "env"}), ctx)
     assert "SOME_TOOL_SETTING=kept" in res.content
     assert "OTHER_SETTING" not in res.content and "NOT_SET_ANYWHERE" not in res.content
 

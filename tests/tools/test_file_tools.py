@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from vance_cli.tools import workspace
+from vance_cli.tools import files
 from vance_cli.tools.base import ToolContext, ToolResult
+from vance_cli.tools.registry import builtin_registry
 
 
 # Fixtures live in each test file: this package's conftest is not ours to add.
@@ -35,7 +36,7 @@ def call(ws: Path):
     """Invoke a workspace tool the way an engine does: raw JSON arguments through Tool.invoke."""
 
     async def _call(name: str, **args: Any) -> ToolResult:
-        return await workspace.FACTORIES[name]().invoke(
+        return await builtin_registry().get(name).invoke(
             json.dumps(args), ToolContext(workspace=ws)
         )
 
@@ -84,7 +85,7 @@ async def test_file_read_offset_past_end_says_how_many_lines(call, ws: Path):
 async def test_file_read_truncates_at_the_cap_and_names_the_next_offset(
     call, ws: Path, monkeypatch
 ):
-    monkeypatch.setattr(workspace, "MAX_READ_CHARS", 100)
+    monkeypatch.setattr(files, "MAX_READ_CHARS", 100)
     # 50 lines of 10 characters: the cap falls after line 10.
     (ws / "big.txt").write_text("".join(f"{i:09d}\n" for i in range(50)))
     res = await call("file_read", path="big.txt")
@@ -98,7 +99,7 @@ async def test_file_read_truncates_at_the_cap_and_names_the_next_offset(
 
 
 async def test_file_read_cap_inside_a_long_line_says_so(call, ws: Path, monkeypatch):
-    monkeypatch.setattr(workspace, "MAX_READ_CHARS", 50)
+    monkeypatch.setattr(files, "MAX_READ_CHARS", 50)
     (ws / "min.js").write_text("short\n" + "x" * 500 + "\nafter\n")
     res = await call("file_read", path="min.js")
     assert res.ok

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from vance_cli.tools import workspace
+from vance_cli import names
+from vance_cli.tools import files
 from vance_cli.tools.base import ToolContext, ToolResult
+from vance_cli.tools.registry import builtin_registry
 
 
 # Fixtures live in each test file: this package's conftest is not ours to add.
@@ -33,7 +35,7 @@ def call(ws: Path):
     """Invoke a workspace tool the way an engine does: raw JSON arguments through Tool.invoke."""
 
     async def _call(name: str, **args: Any) -> ToolResult:
-        return await workspace.FACTORIES[name]().invoke(
+        return await builtin_registry().get(name).invoke(
             json.dumps(args), ToolContext(workspace=ws)
         )
 
@@ -41,14 +43,16 @@ def call(ws: Path):
 
 
 def test_factories_cover_the_four_workspace_tools():
-    assert sorted(workspace.FACTORIES) == [
+    workspace_tools = [name for name in names.TOOLS if names.TOOLS[name].startswith(("vance_cli.tools.files:", "vance_cli.tools.exec_run:"))]
+    assert sorted(workspace_tools) == [
         "exec_run",
         "file_list",
         "file_read",
         "file_write",
     ]
-    for name, factory in workspace.FACTORIES.items():
-        tool = factory()
+    registry = builtin_registry()
+    for name in workspace_tools:
+        tool = registry.get(name)
         assert tool.name == name
         assert tool.parameters["type"] == "object"
         assert tool.parameters["additionalProperties"] is False
@@ -56,7 +60,7 @@ def test_factories_cover_the_four_workspace_tools():
 
 
 def test_builtin_registry_offers_the_workspace_tools():
-    from vance_cli.tools.base import builtin_registry
+    from vance_cli.tools.registry import builtin_registry
 
     names = builtin_registry().names()
     assert {"respond", "file_read", "file_list", "file_write", "exec_run"} <= set(names)
@@ -87,7 +91,7 @@ async def test_invalid_arguments_are_error_results_not_exceptions(
 
 
 async def test_malformed_json_arguments_are_an_error_result(ws: Path):
-    res = await workspace.FACTORIES["file_list"]().invoke(
+    res = await builtin_registry().get("file_list").invoke(
         "{not json", ToolContext(workspace=ws)
     )
     assert not res.ok and "not valid JSON" in res.content
@@ -101,8 +105,8 @@ async def test_run_turns_unexpected_exceptions_into_error_results(
     def broken(*a: Any, **k: Any) -> Any:
         raise ValueError("kaboom")
 
-    monkeypatch.setattr(workspace, "_read_text", broken)
-    res = await workspace.FACTORIES["file_read"]().run(
+    monkeypatch.setattr(files, "_read_text", broken)
+    res = await builtin_registry().get("file_read").run(
         {"path": "a.txt"}, ToolContext(workspace=ws)
     )
     assert not res.ok and "kaboom" in res.content
@@ -111,5 +115,5 @@ async def test_run_turns_unexpected_exceptions_into_error_results(
 async def test_run_on_a_missing_workspace_is_an_error_result(tmp_path: Path):
     ctx = ToolContext(workspace=tmp_path / "gone")
     for name, args in [("file_list", {}), ("exec_run", {"command": "true"})]:
-        res = await workspace.FACTORIES[name]().run(args, ctx)
+        res = await builtin_registry().get(name).run(args, ctx)
         assert not res.ok and "does not exist" in res.content

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from vance_cli.tools import workspace
 from vance_cli.tools.base import ToolContext, ToolResult
-from vance_cli.tools.workspace import (
+from vance_cli.tools.paths import (
     PathOutsideWorkspace,
     WorkspaceError,
     resolve_in_workspace,
 )
+from vance_cli.tools.registry import builtin_registry
 
 
 # Fixtures live in each test file: this package's conftest is not ours to add.
@@ -39,7 +39,7 @@ def call(ws: Path):
     """Invoke a workspace tool the way an engine does: raw JSON arguments through Tool.invoke."""
 
     async def _call(name: str, **args: Any) -> ToolResult:
-        return await workspace.FACTORIES[name]().invoke(
+        return await builtin_registry().get(name).invoke(
             json.dumps(args), ToolContext(workspace=ws)
         )
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from vance_cli.tools import workspace
 from vance_cli.tools.base import ToolContext, ToolResult
+from vance_cli.tools.registry import builtin_registry
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def ws(tmp_path: Path) -> Path:
 @pytest.fixture
 def call(ws: Path):
     async def _call(name: str, **args: Any) -> ToolResult:
-        return await workspace.FACTORIES[name]().invoke(json.dumps(args), ToolContext(workspace=ws))
+        return await builtin_registry().get(name).invoke(json.dumps(args), ToolContext(workspace=ws))
 
     return _call
 

@@ -46,7 +46,7 @@ def test_never_valid_where_jsonschema_says_invalid(schema, value):
 
 
 def test_plain_tool_calls_are_recognised_as_valid():
-    from vance_cli.tools.base import builtin_registry
+    from vance_cli.tools.registry import builtin_registry
 
     reg = builtin_registry()
     assert plainly_valid(reg.get("respond").parameters, {"message": "hi", "awaiting_user_input": True})

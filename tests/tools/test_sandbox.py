@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.tools.exec_helpers import bwrap_works, path_without_bwrap, settings
-from vance_cli.tools import exec_run, workspace
+from vance_cli.tools import exec_run
 from vance_cli.tools.base import ToolContext, ToolResult
+from vance_cli.tools.registry import builtin_registry
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works(), reason="bubblewrap is not installed or cannot create namespaces here")
 
@@ -30,7 +31,7 @@ def ws(tmp_path: Path) -> Path:
 
 async def run(ws: Path, command: str, *, extra: dict | None = None, **env: str) -> ToolResult:
     ctx = ToolContext(workspace=ws, settings=settings(**env), extra=extra or {})
-    return await workspace.FACTORIES["exec_run"]().invoke(json.dumps({"command": command, "timeout": 20}), ctx)
+    return await builtin_registry().get("exec_run").invoke(json.dumps({"command": command, "timeout": 20}), ctx)
 
 
 @pytest.fixture

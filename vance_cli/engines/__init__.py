@@ -11,6 +11,9 @@ process file alone:
   turn, a queue to pop)?
 - ``waiting_on(process)``: the id of the child process it waits for (IDLE), or None.
 - ``awaits_workers(process)``: whether that record is the engine's own proof of delivery.
+- ``pending_question(process)``: the question it waits on a person's answer to, or None.
+
+And what a worker of an engine starts with (``worker_params``), for the delegation tools.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ from vance_cli.names import ENGINES, KNOWN_ENGINES
 if TYPE_CHECKING:
     from vance_cli.store.process import Process
 
-__all__ = ["KNOWN_ENGINES", "awaits_workers", "engine_class", "has_work", "validate_recipe", "waiting_on"]
+__all__ = [
+    "KNOWN_ENGINES",
+    "awaits_workers",
+    "engine_class",
+    "has_work",
+    "pending_question",
+    "validate_recipe",
+    "waiting_on",
+    "worker_params",
+]
+WORKER_ENGINES = ("benjy", "ford")
 
 
 def engine_class(name: str) -> Any:
@@ -59,6 +72,39 @@ def awaits_workers(process: Process) -> bool:
     """True when the engine records the one worker it waits on (``waiting_on``) in its own state,
     and stops waiting in the same save that takes the worker's reply in (Benjy)."""
     return process.engine == "benjy"
+
+
+def pending_question(process: Process) -> str | None:
+    """The question ``process`` waits on a person's answer to, as its engine records it (Benjy)."""
+    if process.engine == "benjy":
+        from vance_cli.engines.benjy.state import pending_question as benjy_question
+
+        return benjy_question(process)
+    return None
+
+
+def worker_params(recipe: Any, scopes: Any, *, check: str | None = None, name: str | None = None) -> dict[str, Any]:
+    """The engine params a worker of ``recipe`` starts with (raises VanceError when it cannot be one).
+
+    A worker is a Benjy run (its recipe's config checked now, its check command ``check``) or a
+    Ford worker (no check). ``name``: the recipe as the caller named it (for the message).
+    """
+    from vance_cli.errors import VanceError
+
+    if recipe.engine not in WORKER_ENGINES:
+        raise VanceError(
+            f"recipe {name or recipe.name!r} runs the {recipe.engine} engine; a worker needs a Benjy or a Ford recipe "
+            "(e.g. benjy-coding, coding)"
+        )
+    if recipe.engine == "benjy":
+        from vance_cli.engines.benjy.config import resolve
+        from vance_cli.engines.benjy.state import OPTIONS_KEY
+
+        resolve(recipe, scopes)
+        return {OPTIONS_KEY: {"check": check, "allowExec": False, "criteriaFiles": [], "model": None}}
+    if check:
+        raise VanceError("check applies to Benjy recipes only; drop it or use benjy-coding")
+    return {}
 
 
 def validate_recipe(recipe: Any, scopes: Any) -> None:

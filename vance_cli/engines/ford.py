@@ -28,26 +28,23 @@ Rules, in the spec's terms:
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from vance_cli.config.recipes import Recipe
+from vance_cli.engines.base import Engine
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.events import (
-    EventBus,
     JournalEvent,
     MessageEvent,
-    StatusChanged,
     ToolFinished,
     ToolStarted,
     UsageEvent,
 )
-from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
+from vance_cli.llm.base import ChatRequest, Completion, Message, ToolCall
 from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
-from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
+from vance_cli.tools.base import MALFORMED, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
 NO_TOOL_CALL_CORRECTION = (
@@ -108,40 +105,10 @@ class TurnState:
         process.engine_params["turn"] = dict(self.__dict__)
 
 
-@dataclass
-class EngineDeps:
-    """What an engine needs from the runtime; built once per run."""
-
-    model: ChatModel
-    tools: ToolRegistry
-    bus: EventBus
-    persist: Callable[[Process], None]
-    tool_context: ToolContext
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Stream model calls and emit display-only MessageDelta events (the TUI turns it on).
-    stream: bool = False
-
-
-class FordEngine:
+class FordEngine(Engine):
+    # Messages, status changes and journal lines describe state: they are emitted only once that
+    # state is on disk (Engine._persist), so a reader never sees what a crash could take back.
     name = "ford"
-
-    def __init__(self, deps: EngineDeps) -> None:
-        self.deps = deps
-        # Messages, status changes and journal lines describe state: they are emitted only once
-        # that state is on disk, so a reader never sees what a crash could take back.
-        self._outbox: list = []
-
-    def _emit(self, event) -> None:
-        self._outbox.append(event)
-
-    def _persist(self, process: Process) -> None:
-        self.deps.persist(process)
-        self.flush_events()
-
-    def flush_events(self) -> None:
-        events, self._outbox = self._outbox, []
-        for event in events:
-            self.deps.bus.emit(event)
 
     # --- the public entry point -------------------------------------------------------------
 
@@ -469,12 +436,6 @@ class FordEngine:
         turn.store(process)
         self._emit(MessageEvent(process.id, refusal, awaiting_user_input=True))
         self._set_status(process, Status.BLOCKED, "the model refused")
-
-    def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
-        old = process.status
-        process.transition(new, reason)
-        if old != new:
-            self._emit(StatusChanged(process.id, old.value, new.value, reason))
 
     def _journal(self, process: Process, text: str, level: str = "info") -> None:
         self._emit(JournalEvent(process.id, text, level))

@@ -14,7 +14,6 @@ from vance_cli.events import Event, MessageDelta
 from vance_cli.llm.streaming import StreamDelta
 from vance_cli.tools.respond import RESPOND, partial_message
 
-
 RENDER_SECONDS = 0.05
 
 

@@ -38,8 +38,9 @@ class RunResult:
 
     @property
     def question(self) -> str | None:
-        q = self.state.get("pendingQuestion")
-        return q["text"] if q else None
+        from vance_cli.engines import pending_question
+
+        return pending_question(self.process)
 
     @property
     def diagnosis(self) -> str | None:

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
@@ -22,6 +22,9 @@ from vance_cli.llm.base import ChatModel
 from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
+
+if TYPE_CHECKING:
+    from vance_cli.engines.base import EngineHost
 
 ModelFactory = Callable[[str, Settings], ChatModel]
 
@@ -142,15 +145,16 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None, host: Any = None) -> None:
+    async def drive(self, process: Process, *, model_override: str | None = None, host: EngineHost | None = None) -> None:
         """Run the engine until the process waits for a person or has nothing left to do.
 
         ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
-        that spawn children (Benjy) reach it as ``deps.extra["host"]``.
+        that spawn children (Benjy) and the delegation tools reach it as ``deps.host``.
         """
         from vance_cli.engines import engine_class
-        from vance_cli.engines.ford import EngineDeps
-        from vance_cli.tools.base import ToolContext, builtin_registry
+        from vance_cli.engines.base import EngineDeps
+        from vance_cli.tools.base import ToolContext
+        from vance_cli.tools.registry import builtin_registry
 
         self.check_runnable(process)
         if model_override:
@@ -163,10 +167,10 @@ class Runtime:
         if self._tools is None:
             self._tools = builtin_registry()
         tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
-        engine_extra: dict[str, Any] = {"host": host} if host is not None else {}
+        untrusted = None
         if not self.scopes.project_trusted and process.id not in self._created:
             tools, recipe_exec = self._untrusted_tools(process)
-            engine_extra["untrusted"] = self._untrusted_where()
+            untrusted = self._untrusted_where()
         deps = EngineDeps(
             model=model,
             tools=tools,
@@ -176,11 +180,12 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                # recipe_exec: the exec_run policy; host: the scheduler (delegation tools reach it)
-                extra={"recipe_exec": recipe_exec, **({"host": host} if host is not None else {})},
+                extra={"recipe_exec": recipe_exec},  # the exec_run policy
+                host=host,
             ),
             stream=self.stream,
-            extra=engine_extra,
+            host=host,
+            untrusted=untrusted,
         )
         engine = engine_class(process.engine)(deps)
         try:
@@ -226,7 +231,8 @@ class Runtime:
         """
         from vance_cli.config.recipes import CHAT_DEFAULT_TOOLS, ENGINE_DEFAULT_TOOLS, Recipe, load_recipe
         from vance_cli.errors import VanceError
-        from vance_cli.tools.base import Tool, ToolResult, builtin_registry
+        from vance_cli.tools.base import Tool, ToolResult
+        from vance_cli.tools.registry import builtin_registry
 
         project_root, command = self._untrusted_where()
         workspace = Path(process.workspace or self.scopes.cwd).resolve()

@@ -7,7 +7,7 @@ parent's inbox and the parent wakes. v1 is serial: one process runs at a time, c
 Exactly-once delivery across crashes, with no record that grows with the number of children:
 
 1. the parent's inbox gets an item whose id is derived from the child (``child-<id>``); saved;
-2. the child is marked delivered (``engine_params["delivery"]``) and closed (DONE); saved.
+2. the child is marked delivered (``Process.delivery``) and closed (DONE); saved.
 
 The scheduler finishes pending deliveries before it runs anything, so after a crash between 1
 and 2 the parent cannot have consumed the item yet: it is still in the inbox, step 1 is skipped
@@ -18,16 +18,17 @@ stops waiting in the same save that consumes the reply, so the item goes into it
 Benjy runs, and the worker is closed once Benjy no longer waits on it (after a crash before
 Benjy's save the reply is simply delivered again; after it, the worker is only closed).
 
-A worker (spawned by Benjy: ``engine_params["worker"]``) is closed on delivery. Any other child
+A worker (spawned by Benjy: ``Process.worker``) is closed on delivery. Any other child
 that asked a question (BLOCKED) stays open: a message to it (``process_steer``) runs it again, and
 its next end is delivered under the next id (``child-<id>-<n>``, n = deliveries so far).
 
 The tree is found without scanning every process file: a parent lists its undelivered children
-in ``engine_params["children"]`` (written before the child's file exists; a delivered child drops
-out of the list at the parent's next save).
+in ``Process.children`` (written before the child's file exists; a delivered child drops out of
+the list at the parent's next save).
 
-The engine-facing side (``SchedulerHost``) lets an engine spawn a child with an id it recorded
-before the spawn, look a child up, and get a model for an alias.
+The scheduler is the host of the processes it drives (engines.base.EngineHost, and
+tools.base.WorkerHost for the delegation tools): it lets an engine spawn a child with an id it
+recorded before the spawn, look a child up, and get a model for an alias.
 """
 
 from __future__ import annotations
@@ -35,68 +36,25 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vance_cli.engines import awaits_workers, has_work, waiting_on
+from vance_cli.engines import awaits_workers, has_work, pending_question, waiting_on, worker_params
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
 from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.runtime.runner import Runtime
-from vance_cli.store.process import InboxItem, Process, Status
+from vance_cli.store.process import Delivery, InboxItem, Process, Status
+from vance_cli.store.transcript import child_outcome
 
-DELIVERY_KEY = "delivery"
-DELIVERIES_KEY = "deliveries"  # how many times this child's end was delivered
-CHILDREN_KEY = "children"  # a parent's undelivered children
-WORKER_KEY = "worker"  # spawned by a parent that waits on it (Benjy); closed once its end is taken in
+if TYPE_CHECKING:
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.store.files import ProcessStore
 
 
 def delivery_id(child_id: str, n: int = 0) -> str:
     return f"child-{child_id}" if n == 0 else f"child-{child_id}-{n}"
-
-
-def child_outcome(child: Process) -> dict[str, Any]:
-    """What a settled child delivers: its last reply (a respond message) or how it ended.
-
-    ``kind`` is ``reply`` when the child's last turn delivered a message to its reader (a
-    ``respond``, or the plain text of a recipe without respond) and ``ended`` otherwise (a BLOCKED
-    diagnosis, FAILED, a turn cut off).
-    """
-    reply: str | None = None
-    awaiting = False
-    calls: dict[str, str] = {}
-    for m in child.history:
-        if m.role == "user":
-            reply, calls = None, {}
-        elif m.role == "assistant":
-            calls = {c.id: c.arguments for c in m.tool_calls if c.name == "respond"}
-            if m.meta.get("delivered") and m.content:
-                reply = None if m.meta.get("kind") == "diagnosis" else m.content
-                awaiting = True
-        elif m.role == "tool" and m.name == "respond" and m.meta.get("delivered"):
-            import json
-
-            try:
-                args = json.loads(calls.get(m.tool_call_id or "", "") or "{}")
-            except json.JSONDecodeError:
-                args = {}
-            if isinstance(args, dict) and isinstance(args.get("message"), str):
-                reply = args["message"]
-                awaiting = bool(args.get("awaiting_user_input", True))
-    u = child.usage
-    out: dict[str, Any] = {
-        "child": child.id,
-        "recipe": child.recipe_name,
-        "status": child.status.value,
-        "reason": child.status_reason,
-        "tokens": u.prompt_tokens + u.completion_tokens,
-        "calls": u.calls,
-    }
-    if reply is not None:
-        out.update(kind="reply", message=reply, awaiting_user_input=awaiting)
-    else:
-        out.update(kind="ended", message=None)
-    return out
 
 
 def _delivery_text(outcome: dict[str, Any]) -> str:
@@ -118,7 +76,7 @@ class Scheduler:
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.runtime = runtime
-        self.store = runtime.store
+        self.store: ProcessStore = runtime.store
         self.model_override = model_override
         self._should_stop = should_stop or (lambda: False)
         self.tree: dict[str, Process] = {}
@@ -130,11 +88,11 @@ class Scheduler:
     # --- the host interface for engines ----------------------------------------------------
 
     @property
-    def settings(self):
+    def settings(self) -> Settings:
         return self.runtime.settings
 
     @property
-    def scopes(self):
+    def scopes(self) -> Scopes:
         return self.runtime.scopes
 
     def stop_requested(self) -> bool:
@@ -179,9 +137,8 @@ class Scheduler:
         existing = self.find(child_id)
         if existing is not None:
             return existing
-        children = parent.engine_params.setdefault(CHILDREN_KEY, [])
-        if child_id not in children:
-            children.append(child_id)
+        if child_id not in parent.children:
+            parent.children.append(child_id)
             self._save(parent)
         child = Process(
             id=child_id,
@@ -195,8 +152,7 @@ class Scheduler:
         )
         child.inbox.append(InboxItem(kind="user", sender=parent.id, content=message))
         child.engine_params.update(engine_params or {})
-        if worker:
-            child.engine_params[WORKER_KEY] = True
+        child.worker = worker
         try:
             self.store.create(child)
         except StoreError:  # created by an earlier run that crashed before recording it: adopt it
@@ -204,6 +160,23 @@ class Scheduler:
         self.runtime.created_child(parent, child)
         self.tree[child.id] = child
         return child
+
+    def prepare_worker(self, recipe: str, *, check: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the recipe snapshot, the engine params) of a worker of ``recipe`` (VanceError when it cannot be one)."""
+        from vance_cli.config.recipes import load_recipe
+
+        loaded = load_recipe(recipe, self.scopes)
+        params = worker_params(loaded, self.scopes, check=check, name=recipe)
+        return loaded.model_dump(mode="json"), params
+
+    def send(self, process: Process, item: InboxItem) -> None:
+        """Put ``item`` in a worker's inbox under its lock, saved (it runs after the caller's turn)."""
+        with self.store.lock(process.id):
+            process.inbox.append(item)
+            self.store.save(process)
+
+    def pending_question(self, process: Process) -> str | None:
+        return pending_question(process)
 
     # --- the loop --------------------------------------------------------------------------
 
@@ -242,7 +215,7 @@ class Scheduler:
         frontier = [root]
         while frontier:
             parent = frontier.pop()
-            ids = list(parent.engine_params.get(CHILDREN_KEY) or [])
+            ids = list(parent.children)
             waited = waiting_on(parent)
             if waited and waited not in ids:
                 ids.append(waited)
@@ -252,15 +225,14 @@ class Scheduler:
                 child = self.find(pid)
                 if child is None or child.parent != parent.id:
                     continue
-                if child.status == Status.DONE and child.engine_params.get(DELIVERY_KEY) is not None:
+                if child.status == Status.DONE and child.delivery is not None:
                     self._forget(parent, child)  # delivered and closed before a crash
                     continue
                 frontier.append(child)
 
     def _forget(self, parent: Process, child: Process) -> None:
-        children = parent.engine_params.get(CHILDREN_KEY) or []
-        if child.id in children:
-            children.remove(child.id)  # saved with the parent's next save
+        if child.id in parent.children:
+            parent.children.remove(child.id)  # saved with the parent's next save
         self.tree.pop(child.id, None)
 
     def _depth(self, process: Process) -> int:
@@ -276,7 +248,7 @@ class Scheduler:
             return False
         if process.inbox:
             return True  # a delivered child that got a message runs again
-        if process.engine_params.get(DELIVERY_KEY) is not None:
+        if process.delivery is not None:
             return False
         child = waiting_on(process)
         if child is not None:
@@ -297,8 +269,10 @@ class Scheduler:
             self._locked.add(process.id)
             try:
                 # a child delivered earlier (its question) runs again: its next end is a new delivery
-                process.engine_params.pop(DELIVERY_KEY, None)
-                override, self._root_model = (self._root_model, None) if process is self.root else (None, self._root_model)
+                process.delivery = None
+                override, self._root_model = (
+                    (self._root_model, None) if process is self.root else (None, self._root_model)
+                )
                 await self.runtime.drive(process, host=self, model_override=override)
             finally:
                 self._locked.discard(process.id)
@@ -308,7 +282,9 @@ class Scheduler:
         self._save(process)
 
     def _save(self, process: Process) -> None:
-        lock = contextlib.nullcontext() if process is self.root or self._driving(process) else self.store.lock(process.id)
+        lock = (
+            contextlib.nullcontext() if process is self.root or self._driving(process) else self.store.lock(process.id)
+        )
         with lock:
             self.store.save(process)
 
@@ -320,7 +296,7 @@ class Scheduler:
     def _settled(self, process: Process) -> bool:
         if not process.parent or process is self.root:
             return False
-        if process.engine_params.get(DELIVERY_KEY) is not None:
+        if process.delivery is not None:
             return False
         if process.status == Status.RUNNING:
             return False
@@ -347,23 +323,27 @@ class Scheduler:
         delivers again from the start; after it, the worker is only closed.
         """
         outcome = child_outcome(child)
-        count = int(child.engine_params.get(DELIVERIES_KEY) or 0)
+        count = child.deliveries
         key = delivery_id(child.id, count)
         tracked = awaits_workers(parent)  # the parent's state records the worker it waits on
         if tracked and waiting_on(parent) == child.id:
             if not any(item.id == key for item in parent.inbox):
-                parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
+                parent.inbox.append(
+                    InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome)
+                )
             return
         if tracked:
             crashpoint("deliver.taken_in")  # a worker its parent took in already: only closing it is left
         elif not any(item.id == key for item in parent.inbox):
-            parent.inbox.append(InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome))
+            parent.inbox.append(
+                InboxItem(id=key, kind="child", sender=child.id, content=_delivery_text(outcome), meta=outcome)
+            )
             self._save(parent)
             crashpoint("deliver.parent_saved")
-        close = child.status == Status.READY or (child.status == Status.BLOCKED and child.engine_params.get(WORKER_KEY))
+        close = child.status == Status.READY or (child.status == Status.BLOCKED and child.worker)
         with self.store.lock(child.id):
-            child.engine_params[DELIVERY_KEY] = {"to": parent.id, "kind": outcome["kind"], "at": time.time()}
-            child.engine_params[DELIVERIES_KEY] = count + 1
+            child.delivery = Delivery(to=parent.id, kind=outcome["kind"], at=time.time())
+            child.deliveries = count + 1
             old = child.status
             if close:
                 child.transition(Status.DONE, "closed by its parent after delivery")

@@ -1,8 +1,9 @@
 """Atomic file writes: a reader sees the old file or the new one, never half of either.
 
-The text goes to a temp file in the same folder (same filesystem, so the rename is atomic),
+The bytes go to a temp file in the same folder (same filesystem, so the rename is atomic),
 which is fsynced before ``os.replace``; a new file's folder is fsynced too, so its name survives
-a power cut. Any failure removes the temp file and leaves the original alone.
+a power cut. Any failure removes the temp file and leaves the original alone. The one writer for
+Vance's own files (process files, journals, the trust list) and the file_write tool's.
 """
 
 from __future__ import annotations
@@ -88,9 +89,19 @@ def atomic_write_text(
     ``exclusive=True`` fails with FileExistsError instead of replacing an existing file; the
     check and the rename are one atomic step (a hard link), so two creators cannot both win.
     """
+    atomic_write_bytes(path, text.encode(encoding), exclusive=exclusive)
+
+
+def atomic_write_bytes(
+    path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False
+) -> None:
+    """Replace ``path`` with ``data`` atomically (creating the parent folder if needed).
+
+    ``exclusive`` as in :func:`atomic_write_text`. ``sync_folder`` fsyncs the folder after a
+    replace too (a person's file: the new version, not only the new name, survives a power cut).
+    """
     path = Path(path)
     folder = path.parent
-    data = text.encode(encoding)
     try:
         # Keep the mode of the file we replace; a new file gets the usual umask mode.
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -98,8 +109,9 @@ def atomic_write_text(
         mode = 0o666 & ~_UMASK
         folder.mkdir(parents=True, exist_ok=True)
     # Plain os.open with O_EXCL and a random name: what NamedTemporaryFile does, without its
-    # per-call overhead and the chmod it needs afterwards (this runs at every engine step).
-    tmp_path = folder / f"{TEMP_PREFIX}{path.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    # per-call overhead and the chmod it needs afterwards (this runs at every engine step). The
+    # name has a fixed shape: "<name>.tmp" could exceed NAME_MAX for a long file name.
+    tmp_path = folder / f"{TEMP_PREFIX}vance-{secrets.token_hex(6)}{TEMP_SUFFIX}"
     try:
         fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
         try:
@@ -120,7 +132,7 @@ def atomic_write_text(
         with contextlib.suppress(FileNotFoundError):
             tmp_path.unlink()
         raise
-    if exclusive:
+    if exclusive or sync_folder:
         # A new name must survive a power loss, or the process would vanish. A replaced file needs
         # no folder fsync: after a power loss the rename may be lost, leaving the previous,
         # complete version (one step behind, never torn); a kill -9 loses nothing either way.

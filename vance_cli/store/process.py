@@ -1,4 +1,9 @@
-"""The persisted process: its fields, its status enum and the one guarded transition table."""
+"""The persisted process: its fields, its status enum and the one guarded transition table.
+
+The tree fields (``children``, ``worker``, ``delivery``, ``deliveries``) are the scheduler's
+bookkeeping (runtime/scheduler.py says how a child's end reaches its parent exactly once). Files
+of schema_version 1 kept them as keys of ``engine_params``; they are moved out on load.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,14 @@ import time
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from vance_cli.errors import InvalidTransition
 from vance_cli.llm.base import Message, Usage
 
-SCHEMA_VERSION = 1
+# 2: the tree fields left engine_params (children, worker, delivery, deliveries).
+SCHEMA_VERSION = 2
+_TREE_KEYS = ("children", "worker", "delivery", "deliveries")
 
 # Seconds since the epoch, finite and below ~year 5000: a hand-edited or hostile "updated": 1e300
 # is an unreadable file (reported per file), not a crash of every `vance ps`.
@@ -63,6 +70,14 @@ class InboxItem(BaseModel):
     created: Timestamp = Field(default_factory=time.time)
 
 
+class Delivery(BaseModel):
+    """A child's end, delivered into its parent's inbox (the child is then closed or kept open)."""
+
+    to: str  # the parent's id
+    kind: str  # reply | ended (runtime/scheduler.py: child_outcome)
+    at: Timestamp
+
+
 def new_process_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
@@ -86,6 +101,29 @@ class Process(BaseModel):
     created: Timestamp = Field(default_factory=time.time)
     updated: Timestamp = Field(default_factory=time.time)
     status_reason: str | None = None
+    # The tree (runtime/scheduler.py). A parent lists its undelivered children, written before a
+    # child's file exists; a delivered child drops out at the parent's next save.
+    children: list[str] = Field(default_factory=list)
+    # Spawned by a parent that waits on it (Benjy): closed once its end is taken in.
+    worker: bool = False
+    # This child's last end, delivered to its parent; None while it has not settled since.
+    delivery: Delivery | None = None
+    deliveries: int = Field(default=0, ge=0)  # how many times its end was delivered
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tree_out_of_engine_params(cls, data: Any) -> Any:
+        """A schema_version 1 file: its tree keys move from engine_params to their fields."""
+        if not isinstance(data, dict) or not isinstance(data.get("schema_version", 1), int):
+            return data
+        params = data.get("engine_params")
+        if data.get("schema_version", 1) >= 2 or not isinstance(params, dict):
+            return data
+        data = {**data, "engine_params": dict(params), "schema_version": SCHEMA_VERSION}
+        for key in _TREE_KEYS:
+            if key in params:
+                data.setdefault(key, data["engine_params"].pop(key))
+        return data
 
     def transition(self, new: Status, reason: str | None = None) -> Status:
         """The one place status changes; returns the old status. Raises InvalidTransition."""

@@ -1,4 +1,4 @@
-"""The Tool type, the context a tool runs in, and the registry of built-ins.
+"""The Tool type and the context a tool runs in (the registry of built-ins: tools/registry.py).
 
 A tool never crashes the engine: bad arguments and exceptions become an error ToolResult that
 goes back to the model as the tool message.
@@ -10,22 +10,73 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vance_cli.llm.base import ToolSpec
 
 if TYPE_CHECKING:
+    from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
+    from vance_cli.store.process import InboxItem, Process
+
+
+class WorkerHost(Protocol):
+    """What the delegation tools (tools/process_tools.py) ask of the scheduler driving the caller.
+
+    runtime/scheduler.py implements it; a process driven without a scheduler has no host.
+    """
+
+    @property
+    def scopes(self) -> Scopes: ...
+
+    def find(self, pid: str) -> Process | None:
+        """A process of the tree, or from disk (None when it does not exist)."""
+        ...
+
+    def prepare_worker(self, recipe: str, *, check: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the recipe snapshot, the engine params) a worker of ``recipe`` starts with; VanceError
+        when ``recipe`` cannot run as a worker (its engine, its config, an option it does not take)."""
+        ...
+
+    def spawn(
+        self,
+        parent: Process,
+        child_id: str,
+        recipe: dict[str, Any],
+        *,
+        message: str,
+        title: str | None = None,
+        workspace: str | None = None,
+        model: str | None = None,
+        worker: bool = False,
+        engine_params: dict[str, Any] | None = None,
+    ) -> Process:
+        """Create the child process file (idempotent for ``child_id``)."""
+        ...
+
+    def save(self, process: Process) -> None:
+        """Save a process of the tree (a tool's bookkeeping in its caller before an outside effect)."""
+        ...
+
+    def send(self, process: Process, item: InboxItem) -> None:
+        """Put ``item`` in the inbox of ``process`` (a worker) under its lock, saved."""
+        ...
+
+    def pending_question(self, process: Process) -> str | None:
+        """The question ``process`` waits on an answer to, as its engine records it."""
+        ...
 
 
 @dataclass
 class ToolContext:
-    """What a tool may touch: the process's workspace folder and the settings."""
+    """What a tool may touch: the process's workspace folder, the settings and the host."""
 
     workspace: Path
     settings: Settings | None = None
     process_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The scheduler driving the process (delegation tools need it); None without one.
+    host: WorkerHost | None = None
     # The id of the tool call being run (set by the engine per call): a tool whose effect lands
     # outside the process (a child process, another's inbox) uses it to stay idempotent when a
     # crash before the call's result was saved makes the engine run the same call again.
@@ -99,51 +150,3 @@ class Tool:
             return await self.run(args, ctx)
         except Exception as exc:  # a tool bug must not kill the turn; the model sees it
             return ToolResult.error(f"{self.name} failed: {type(exc).__name__}: {exc}")
-
-
-class ToolRegistry:
-    def __init__(self) -> None:
-        self._tools: dict[str, Callable[[], Tool]] = {}
-        self._instances: dict[str, Tool] = {}
-
-    def register(self, name: str, factory: Callable[[], Tool]) -> None:
-        self._tools[name] = factory
-        self._instances.pop(name, None)
-
-    def names(self) -> list[str]:
-        return sorted(self._tools)
-
-    def has(self, name: str) -> bool:
-        return name in self._tools
-
-    def get(self, name: str) -> Tool:
-        """The tool, built once per registry (tools are stateless; their validators are cached)."""
-        if name not in self._instances:
-            self._instances[name] = self._tools[name]()
-        return self._instances[name]
-
-
-def builtin_registry() -> ToolRegistry:
-    """Every built-in tool by name; modules are imported here, not at CLI start-up."""
-    from vance_cli.tools import respond, workspace
-
-    reg = ToolRegistry()
-    reg.register("respond", respond.make_tool)
-    for name, factory in workspace.FACTORIES.items():
-        reg.register(name, factory)
-    try:
-        from vance_cli.tools import structure_tool
-    except ImportError:  # pragma: no cover - structure arrives with its own issue
-        pass
-    else:
-        reg.register("structure", structure_tool.make_tool)
-    from vance_cli.tools import process_tools
-
-    for name, factory in process_tools.FACTORIES.items():
-        reg.register(name, factory)
-    return reg
-
-
-# Names a recipe may list even before the module exists would be a lie; validation uses this.
-def builtin_tool_names() -> list[str]:
-    return builtin_registry().names()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.workspace import _guarded, resolve_in_workspace
+from vance_cli.tools.paths import guarded, resolve_in_workspace
 
 MAX_OUTPUT_CHARS = 30_000
 DEFAULT_TIMEOUT = 60.0
@@ -74,7 +74,7 @@ HIDDEN_HOME_PATHS = (
     ".pypirc",
     ".npmrc",
 )
-# Read-only inside the sandbox although the workspace is writable (see tools/workspace.py's
+# Read-only inside the sandbox although the workspace is writable (see tools/paths.py's
 # PROTECTED_DIRS): a command must not give later sessions more tools or plant a git hook.
 READ_ONLY_IN_WORKSPACE = (".vance", ".git/hooks", ".git/config")
 
@@ -443,6 +443,6 @@ def make_tool() -> Tool:
             "mode ran. API keys are not in its environment."
         ),
         parameters=EXEC_RUN_PARAMETERS,
-        run=_guarded("exec_run", _exec_run),
+        run=guarded("exec_run", _exec_run),
         side_effects=True,
     )

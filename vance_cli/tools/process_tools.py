@@ -2,27 +2,36 @@
 
 ``process_spawn`` starts a Benjy run (a Benjy recipe) or a Ford worker (a Ford recipe) as a child
 of the calling process; the local scheduler runs it after the caller's turn and delivers its
-report (or its question) to the caller's inbox, which wakes the caller. The tools need that
-scheduler (``ToolContext.extra["host"]``); `vance chat` drives its hub with one.
+report (or its question) to the caller's inbox, which wakes the caller. The tools reach that
+scheduler only through ``ToolContext.host`` (tools.base.WorkerHost); `vance chat` drives its hub
+with one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from vance_cli.store.transcript import child_outcome
 from vance_cli.text import shorten
-from vance_cli.tools.base import Tool, ToolContext, ToolResult
+from vance_cli.tools.base import Tool, ToolContext, ToolResult, WorkerHost
 
 SPAWN_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "goal": {"type": "string", "minLength": 1, "description": "What the worker should achieve, self-contained (it does not see this chat)."},
+        "goal": {
+            "type": "string",
+            "minLength": 1,
+            "description": "What the worker should achieve, self-contained (it does not see this chat).",
+        },
         "recipe": {
             "type": "string",
             "description": "benjy-coding (default: a Benjy run that splits the goal into items, checks and retries them), "
             "benjy-research, benjy-batch, or a Ford recipe such as coding for a single worker.",
         },
-        "check": {"type": "string", "description": "Benjy only: a command run in the workspace after each item (exit 0 = passed), e.g. 'pytest -q'."},
+        "check": {
+            "type": "string",
+            "description": "Benjy only: a command run in the workspace after each item (exit 0 = passed), e.g. 'pytest -q'.",
+        },
     },
     "required": ["goal"],
     "additionalProperties": False,
@@ -37,7 +46,11 @@ STEER_PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
         "id": {"type": "string", "minLength": 1, "description": "The worker's process id."},
-        "message": {"type": "string", "minLength": 1, "description": "The message, e.g. the answer to the worker's question."},
+        "message": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The message, e.g. the answer to the worker's question.",
+        },
     },
     "required": ["id", "message"],
     "additionalProperties": False,
@@ -48,12 +61,11 @@ SPAWNED = "spawned"  # in the meta of the caller's assistant message: {call id: 
 STEERED = "steered"  # likewise: {call id: the id of the inbox item sent}
 
 
-def _host(ctx: ToolContext):
-    return ctx.extra.get("host")
+def _host(ctx: ToolContext) -> WorkerHost | None:
+    return ctx.host
 
 
 async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from vance_cli.config.recipes import load_recipe
     from vance_cli.errors import VanceError
     from vance_cli.store.process import new_process_id
 
@@ -65,17 +77,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"the calling process {ctx.process_id} is not on disk")
     name = (args.get("recipe") or "benjy-coding").strip()
     try:
-        recipe = load_recipe(name, host.scopes)
-        if recipe.engine not in ("benjy", "ford"):
-            return ToolResult.error(f"recipe {name!r} runs the {recipe.engine} engine; a worker needs a Benjy or a Ford recipe (e.g. benjy-coding, coding)")
-        params: dict[str, Any] = {}
-        if recipe.engine == "benjy":
-            from vance_cli.engines.benjy.config import resolve
-
-            resolve(recipe, host.scopes)
-            params["benjyOptions"] = {"check": args.get("check"), "allowExec": False, "criteriaFiles": [], "model": None}
-        elif args.get("check"):
-            return ToolResult.error("check applies to Benjy recipes only; drop it or use benjy-coding")
+        recipe, params = host.prepare_worker(name, check=args.get("check"))
         # The child's id goes into the calling message before the child exists (saved with the
         # parent's list of children): when a crash cuts the call off before its result is saved,
         # the engine runs the same call again and it finds (or finishes creating) the same child.
@@ -88,7 +90,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         host.spawn(
             parent,
             child_id,
-            recipe.model_dump(mode="json"),
+            recipe,
             message=goal,
             title=" ".join(goal.split())[:60],
             workspace=str(ctx.workspace),
@@ -98,7 +100,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(exc.message + (f" ({exc.hint})" if exc.hint else ""))
     return ToolResult(
         content=(
-            f"Started worker {child_id} ({recipe.name}, {recipe.engine}) in {ctx.workspace}. It runs after your turn; "
+            f"Started worker {child_id} ({recipe['name']}, {recipe['engine']}) in {ctx.workspace}. It runs after your turn; "
             "its report (or a question) comes back to you as a message. End this turn with respond, "
             "awaiting_user_input=false, telling the person what you started."
         ),
@@ -130,21 +132,22 @@ def _find(ctx: ToolContext, pid: str):
 
 
 async def _status(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    from vance_cli.runtime.scheduler import child_outcome
-
     process, error = _find(ctx, args["id"])
     if error is not None:
         return error
-    lines = [f"worker {process.id} ({process.recipe_name}, {process.engine}): {process.status.value}"
-             + (f" — {process.status_reason}" if process.status_reason else "")]
+    lines = [
+        f"worker {process.id} ({process.recipe_name}, {process.engine}): {process.status.value}"
+        + (f" — {process.status_reason}" if process.status_reason else "")
+    ]
     if process.todos:
         done = sum(1 for t in process.todos if t.status == "done")
-        lines.append(f"todos: {done}/{len(process.todos)} done; " + "; ".join(f"[{t.status}] {t.text}" for t in process.todos[:10]))
-    state = process.engine_params.get("benjyState")
-    question = getattr(state, "pendingQuestion", None) if state is not None and not isinstance(state, dict) else (state or {}).get("pendingQuestion")
+        lines.append(
+            f"todos: {done}/{len(process.todos)} done; "
+            + "; ".join(f"[{t.status}] {t.text}" for t in process.todos[:10])
+        )
+    question = ctx.host.pending_question(process) if ctx.host is not None else None
     if question:
-        text = question.text if hasattr(question, "text") else question.get("text")
-        lines.append(f"it asks: {text}")
+        lines.append(f"it asks: {question}")
     outcome = child_outcome(process)
     if outcome.get("message"):
         message = outcome["message"]
@@ -161,6 +164,7 @@ async def _steer(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if process.parent != ctx.process_id:
         return ToolResult.error(f"process {process.id} is not a worker of this process")
     host = _host(ctx)
+    assert host is not None  # _find found the process through it
     # As in process_spawn: the message's id goes into the calling message (saved) before the
     # worker gets it, so a call re-run after a crash does not send it twice (the worker may have
     # taken it in meanwhile: it runs before this turn resumes).
@@ -168,19 +172,24 @@ async def _steer(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     calling = _calling_message(caller, ctx.call_id) if caller is not None else None
     sent = dict(calling.meta.get(STEERED) or {}) if calling is not None else {}
     item_id = sent.get(ctx.call_id)
-    if item_id is not None and (any(i.id == item_id for i in process.inbox)
-                                or any(m.meta.get("inbox_id") == item_id for m in process.history)):
-        return ToolResult(content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message.")
+    if item_id is not None and (
+        any(i.id == item_id for i in process.inbox) or any(m.meta.get("inbox_id") == item_id for m in process.history)
+    ):
+        return ToolResult(
+            content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message."
+        )
     if process.status.value == "DONE":
         return ToolResult.error(f"worker {process.id} is DONE; start a new one with process_spawn")
-    item = InboxItem(kind="user", sender=ctx.process_id, content=args["message"], **({"id": item_id} if item_id else {}))
+    item = InboxItem(
+        kind="user", sender=ctx.process_id, content=args["message"], **({"id": item_id} if item_id else {})
+    )
     if calling is not None and item_id is None:
         calling.meta[STEERED] = {**sent, ctx.call_id: item.id}
         host.save(caller)
-    with host.store.lock(process.id):
-        process.inbox.append(item)
-        host.store.save(process)
-    return ToolResult(content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message.")
+    host.send(process, item)
+    return ToolResult(
+        content=f"Sent to worker {process.id}; it continues after your turn and reports back as a message."
+    )
 
 
 def make_process_spawn() -> Tool:

@@ -31,11 +31,10 @@ def pending_question(process: Process) -> str | None:
         return None
     if any(item.kind == "user" for item in process.inbox):
         return None  # answered: the answer waits in the inbox for the run to take it in
-    state = process.engine_params.get("benjyState") or {}
-    question = state.get("pendingQuestion") if isinstance(state, dict) else None
-    if isinstance(question, dict):
-        question = question.get("text") or question.get("question")
-    if isinstance(question, str) and question.strip():
+    from vance_cli.engines import pending_question as engine_question
+
+    question = engine_question(process)
+    if question is not None:
         return question
     delivered = [e.text for e in entries(process) if e.kind == "message"]
     return delivered[-1] if delivered else None

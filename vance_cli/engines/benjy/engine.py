@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vance_cli.engines.base import Engine, EngineDeps, EngineHost
 from vance_cli.engines.benjy import render
 from vance_cli.engines.benjy.config import RunConfig, build_run_config
 from vance_cli.engines.benjy.handlers import (
@@ -33,18 +34,14 @@ from vance_cli.engines.benjy.handlers import (
     inbound,
     step,
 )
-from vance_cli.engines.benjy.state import STATE_KEY, BenjyState, Task, load_state
-from vance_cli.engines.ford import EngineDeps
+from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState, Task, load_state
 from vance_cli.errors import ConfigError, UsageError, VanceError
-from vance_cli.events import JournalEvent, MessageEvent, StatusChanged, TodosUpdated, UsageEvent
+from vance_cli.events import JournalEvent, MessageEvent, TodosUpdated, UsageEvent
 from vance_cli.llm.base import Message
 from vance_cli.runtime.crashpoints import crashpoint
-from vance_cli.runtime.scheduler import CHILDREN_KEY
 from vance_cli.store.process import Process, Status, Todo, new_process_id
 
 JOURNAL_CHUNK = 50  # journal entries per archive file (the history keeps up to twice that)
-OPTIONS_KEY = "benjyOptions"  # run options from the CLI: check, allowExec, criteriaFiles
-RECIPES_KEY = "benjyRecipes"  # snapshots of the recipes the run config names
 STAGE_SCHEMAS = {"interpret": "benjy-interpret", "evaluate": "benjy-evaluate", "reflect": "benjy-reflect", "route": "benjy-route"}
 _SCHEMA_CACHE: dict[str, dict[str, Any]] = {}
 
@@ -78,13 +75,11 @@ def doer_snapshot(recipe: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
     return out
 
 
-class BenjyEngine:
+class BenjyEngine(Engine):
     name = "benjy"
 
     def __init__(self, deps: EngineDeps) -> None:
-        self.deps = deps
-        self.host = deps.extra.get("host")
-        self._outbox: list = []
+        super().__init__(deps)
         self.cfg: RunConfig | None = None
         # Transitions with no effect outside the process file wait for the next save: the one
         # before a check command, a spawn, a question or the end of the run. Their events wait
@@ -93,29 +88,18 @@ class BenjyEngine:
         # changes nothing outside, it only costs its tokens once more).
         self._dirty = False
 
-    # --- events --------------------------------------------------------------------------------
+    @property
+    def host(self) -> EngineHost:
+        """The scheduler driving this run (``run`` refuses to start without one)."""
+        assert self.deps.host is not None
+        return self.deps.host
 
-    def _emit(self, event: Any) -> None:
-        self._outbox.append(event)
-
-    def flush_events(self) -> None:
-        events, self._outbox = self._outbox, []
-        for event in events:
-            self.deps.bus.emit(event)
-
-    def _set_status(self, process: Process, new: Status, reason: str | None = None) -> None:
-        old = process.status
-        if old == new and process.status_reason == reason:
-            return
-        process.transition(new, reason)
-        if old != new:
-            self._emit(StatusChanged(process.id, old.value, new.value, reason))
+    # --- saving --------------------------------------------------------------------------------
 
     def _save(self, process: Process) -> None:
         self._archive_journal(process)
-        self.deps.persist(process)
+        self._persist(process)
         self._dirty = False
-        self.flush_events()
 
     def _flush(self, process: Process) -> None:
         """Save the transitions committed without a save of their own (and emit their events)."""
@@ -126,10 +110,10 @@ class BenjyEngine:
 
     def _ctx(self) -> Ctx:
         assert self.cfg is not None
-        return Ctx(cfg=self.cfg, now=time.time(), run_started=getattr(self.host, "started", 0.0))
+        return Ctx(cfg=self.cfg, now=time.time(), run_started=self.host.started)
 
     async def run(self, process: Process) -> None:
-        if self.host is None:
+        if self.deps.host is None:
             raise VanceError(
                 f"process {process.id} is a Benjy run; it runs under the scheduler",
                 hint=f"continue it with: vance benjy resume {process.id}",
@@ -138,7 +122,7 @@ class BenjyEngine:
         if not state.config:
             self._first_entry(process, state)
         self.cfg = RunConfig.model_validate(state.config)
-        untrusted = self.deps.extra.get("untrusted")
+        untrusted = self.deps.untrusted
         if untrusted is not None and self.cfg.checkCommand:
             # The command is read from the process file, which may have come with the repository.
             root, command = untrusted
@@ -261,9 +245,8 @@ class BenjyEngine:
             elif isinstance(effect, Spawn):
                 spawns.append(effect)
                 # listed as the parent's open child in the same save that records it in flight
-                children = process.engine_params.setdefault(CHILDREN_KEY, [])
-                if effect.child not in children:
-                    children.append(effect.child)
+                if effect.child not in process.children:
+                    process.children.append(effect.child)
         self._project_todos(process, old, new)
         if spawns or any(isinstance(e, SetStatus) for e in outcome.effects):
             self._save(process)
@@ -371,7 +354,7 @@ class BenjyEngine:
 
     async def _check(self, process: Process) -> CheckFacts:
         from vance_cli.tools.base import ToolContext
-        from vance_cli.tools.workspace import make_exec_run
+        from vance_cli.tools.exec_run import make_tool as make_exec_run
 
         assert self.cfg is not None
         command = self.cfg.checkCommand

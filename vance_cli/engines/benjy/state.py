@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from vance_cli.store.process import Process
 
 STATE_KEY = "benjyState"
+OPTIONS_KEY = "benjyOptions"  # run options from the CLI: check, allowExec, criteriaFiles, model
+RECIPES_KEY = "benjyRecipes"  # snapshots of the recipes the run config names
 BENJY_STATE_VERSION = 1
 
 TaskType = Literal["INTERPRET", "DO", "CHECK", "EVALUATE", "CLOSE", "REFLECT", "ROUTE", "DONE"]
@@ -270,3 +272,20 @@ def waiting_on(process: Process) -> str | None:
     if not flight:
         return None
     return flight.child if isinstance(flight, InFlight) else flight.get("child")
+
+
+def pending_question(process: Process) -> str | None:
+    """The text of the question the run waits on an answer to (``pendingQuestion``), or None.
+
+    Read without decoding the state, from the state object or the file's data (where a
+    hand-written file may give the text alone), so a watcher of someone else's run can call it.
+    """
+    raw = _raw(process)
+    if not isinstance(raw, (BenjyState, dict)):
+        return None
+    question = _field(raw, "pendingQuestion")
+    if isinstance(question, PendingQuestion):
+        question = question.text
+    elif isinstance(question, dict):
+        question = question.get("text") or question.get("question")
+    return question if isinstance(question, str) and question.strip() else None

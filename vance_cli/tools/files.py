@@ -1,26 +1,21 @@
-"""Workspace tools (file_read, file_list, file_write), all confined to the process's workspace; exec_run lives in exec_run.py.
+"""The file tools (file_read, file_list, file_write), all confined to the process's workspace.
 
-`resolve_in_workspace` is the only path gate: every tool that takes a path goes through it, so
-the confinement rules (no absolute paths outside, no "..", no symlink escapes) live in one place.
-Every failure becomes an error ToolResult for the model; nothing escapes `run`.
+Every path goes through the one path gate (tools/paths.py); exec_run lives in exec_run.py. Every
+failure becomes an error ToolResult for the model; nothing escapes ``run``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
-import secrets
-import stat
-from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vance_cli.errors import VanceError
+from vance_cli.store.atomic import atomic_write_bytes
 from vance_cli.text import file_name
-from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
+from vance_cli.tools.paths import PROTECTED_DIRS, display_path, guarded, protected_dir, resolve_in_workspace
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.
 MAX_READ_CHARS = 200_000
@@ -30,133 +25,6 @@ DEFAULT_LIST_ENTRIES = 500
 SKIP_DIRS = frozenset({".git", "__pycache__"})
 _BINARY_SNIFF_BYTES = 8192
 _SKIP_CHUNK = 65_536
-
-_PATH_HINT = "use a path relative to the workspace root, e.g. 'src/main.py'"
-
-
-class WorkspaceError(VanceError):
-    """A path or workspace problem a tool reports back to the model."""
-
-    def as_result(self) -> ToolResult:
-        text = self.message
-        if self.hint:
-            text += f" (fix: {self.hint})"
-        return ToolResult.error(text)
-
-
-class PathOutsideWorkspace(WorkspaceError):
-    """The path would leave the workspace: absolute outside, "..", or a symlink pointing out."""
-
-
-# --------------------------------------------------------------------------- path gate
-
-
-def resolve_in_workspace(workspace: Path, rel: str) -> Path:
-    """The real path of `rel` inside `workspace`, or PathOutsideWorkspace.
-
-    Symlinks are resolved (including intermediate folders and links whose target does not exist
-    yet), and the result must still lie inside the resolved workspace. "" and "." are the root.
-    """
-    try:
-        root = Path(workspace).resolve(strict=True)
-    except (OSError, RuntimeError) as exc:
-        raise WorkspaceError(
-            f"the workspace folder {workspace} does not exist",
-            hint="create it or run from another folder",
-        ) from exc
-    if not root.is_dir():
-        raise WorkspaceError(f"the workspace {workspace} is not a folder")
-
-    text = "" if rel is None else str(rel)
-    if "\x00" in text:
-        raise PathOutsideWorkspace(
-            f"path {text!r} contains a NUL byte", hint=_PATH_HINT
-        )
-    if text.strip() in ("", "."):
-        return root
-    path = Path(text)
-    # Rejected even when it would land inside: ".." is how escapes are spelled, and a path
-    # without it is easier to reason about for both the model and the reader of the transcript.
-    if ".." in path.parts:
-        raise PathOutsideWorkspace(
-            f"path {text!r} contains '..', which is not allowed", hint=_PATH_HINT
-        )
-    if path.is_absolute():
-        inner = None
-        # The caller may spell the workspace unresolved (e.g. through a symlinked /tmp).
-        for base in (root, Path(os.path.abspath(workspace))):
-            if path.is_relative_to(base):
-                inner = path.relative_to(base)
-                break
-        if inner is None:
-            raise PathOutsideWorkspace(
-                f"absolute path {text!r} is outside the workspace", hint=_PATH_HINT
-            )
-        path = inner
-    try:
-        resolved = (root / path).resolve(strict=False)
-    except (OSError, RuntimeError) as exc:  # symlink loop
-        raise PathOutsideWorkspace(
-            f"path {text!r} cannot be resolved ({exc})", hint=_PATH_HINT
-        ) from exc
-    if not resolved.is_relative_to(root):
-        raise PathOutsideWorkspace(
-            f"path {text!r} leads outside the workspace through a symlink",
-            hint=_PATH_HINT,
-        )
-    return resolved
-
-
-# Folders the model may read but never write through the file tools: Vance's own settings
-# (a recipe there could give every later session exec_run) and git's (hooks and config run
-# commands the next time the user runs git). At any depth, so nested repositories count too.
-PROTECTED_DIRS = {
-    ".vance": "Vance's own settings and recipes",
-    ".git": "git's own files (hooks and config run commands)",
-}
-
-
-def protected_dir(root: Path, target: Path) -> str | None:
-    """The protected folder name (".vance", ".git") that ``target`` lies in, or None.
-
-    ``target`` is the resolved path, so a symlink into a protected folder is caught too.
-    """
-    try:
-        parts = target.relative_to(root).parts
-    except ValueError:
-        return None
-    for part in parts:
-        if part.casefold() in PROTECTED_DIRS:
-            return part.casefold()
-    return None
-
-
-def _shown(root: Path, path: Path) -> str:
-    """The path as the model should see it: relative to the workspace, POSIX style."""
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-    return rel or "."
-
-
-def _guarded(name: str, fn: Callable[[dict[str, Any], ToolContext], Any]) -> RunFn:
-    """Wrap a tool body so every failure is an error result, never an exception."""
-
-    @functools.wraps(fn)
-    async def run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            return await fn(args, ctx)
-        except WorkspaceError as exc:
-            return exc.as_result()
-        except OSError as exc:
-            where = f" ({exc.filename})" if exc.filename else ""
-            return ToolResult.error(f"{name} failed: {exc.strerror or exc}{where}")
-        except Exception as exc:  # noqa: BLE001 - a bug here must not kill the turn
-            return ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
-
-    return run
-
 
 # --------------------------------------------------------------------------- file_read
 
@@ -270,22 +138,16 @@ def _file_read_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     limit = None if limit is None else max(1, int(limit))
     target = resolve_in_workspace(ctx.workspace, rel)
     root = resolve_in_workspace(ctx.workspace, ".")
-    shown = _shown(root, target)
+    shown = display_path(root, target)
     if not target.exists():
-        return ToolResult.error(
-            f"no such file: {rel!r}; call file_list to see what exists"
-        )
+        return ToolResult.error(f"no such file: {rel!r}; call file_list to see what exists")
     if target.is_dir():
-        return ToolResult.error(
-            f"{shown!r} is a folder, not a file; call file_list with path={shown!r}"
-        )
+        return ToolResult.error(f"{shown!r} is a folder, not a file; call file_list with path={shown!r}")
     if not target.is_file():
         return ToolResult.error(f"{shown!r} is not a regular file")
     size = target.stat().st_size
     if _sniff_binary(target):
-        return ToolResult.error(
-            f"{shown!r} looks like a binary file ({size:,} bytes); file_read reads text only"
-        )
+        return ToolResult.error(f"{shown!r} looks like a binary file ({size:,} bytes); file_read reads text only")
 
     out = _read_text(target, offset, limit)
     data = {
@@ -316,11 +178,7 @@ def _file_read_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )
     else:
         last = offset + out.lines
-        why = (
-            "limit reached"
-            if limit is not None and out.lines >= limit
-            else f"{MAX_READ_CHARS:,}-character cap"
-        )
+        why = "limit reached" if limit is not None and out.lines >= limit else f"{MAX_READ_CHARS:,}-character cap"
         note = (
             f"[truncated ({why}): showed lines {first}-{last} of {shown} ({size:,} bytes); more follow. "
             f"Continue with file_read offset={last}]"
@@ -338,7 +196,7 @@ def make_file_read() -> Tool:
             "through larger files. Binary files are refused."
         ),
         parameters=FILE_READ_PARAMETERS,
-        run=_guarded("file_read", _file_read),
+        run=guarded("file_read", _file_read),
     )
 
 
@@ -370,8 +228,7 @@ FILE_LIST_PARAMETERS: dict[str, Any] = {
 
 
 _NOT_UTF8_NOTE = (
-    "[some names are not valid UTF-8 and are shown with \\xNN escapes; the file tools cannot open "
-    "them by these names]"
+    "[some names are not valid UTF-8 and are shown with \\xNN escapes; the file tools cannot open them by these names]"
 )
 
 
@@ -419,11 +276,7 @@ def _scan(
             notes.append(_NOT_UTF8_NOTE)
         rel = f"{prefix}{shown}"
         out.append(_entry(entry, rel))
-        if (
-            recursive
-            and is_dir
-            and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes)
-        ):
+        if recursive and is_dir and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes):
             return True
     return False
 
@@ -445,20 +298,14 @@ async def _file_list(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 def _file_list_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     rel = args.get("path", ".")
     recursive = bool(args.get("recursive", False))
-    cap = min(
-        MAX_LIST_ENTRIES, max(1, int(args.get("max_entries") or DEFAULT_LIST_ENTRIES))
-    )
+    cap = min(MAX_LIST_ENTRIES, max(1, int(args.get("max_entries") or DEFAULT_LIST_ENTRIES)))
     target = resolve_in_workspace(ctx.workspace, rel)
     root = resolve_in_workspace(ctx.workspace, ".")
-    shown = _shown(root, target)
+    shown = display_path(root, target)
     if not target.exists():
-        return ToolResult.error(
-            f"no such folder: {rel!r}; call file_list with path='.' to see the workspace root"
-        )
+        return ToolResult.error(f"no such folder: {rel!r}; call file_list with path='.' to see the workspace root")
     if not target.is_dir():
-        return ToolResult.error(
-            f"{shown!r} is a file, not a folder; call file_read with path={shown!r}"
-        )
+        return ToolResult.error(f"{shown!r} is a file, not a folder; call file_read with path={shown!r}")
 
     entries: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -486,7 +333,7 @@ def make_file_list() -> Tool:
             "Set recursive=true to include sub-folders."
         ),
         parameters=FILE_LIST_PARAMETERS,
-        run=_guarded("file_list", _file_list),
+        run=guarded("file_list", _file_list),
     )
 
 
@@ -511,40 +358,6 @@ FILE_WRITE_PARAMETERS: dict[str, Any] = {
 }
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace, fsync the folder: readers never see half a file."""
-    folder = path.parent
-    try:
-        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        mode = None
-    # A short fixed-shape name: "<name>.tmp" could exceed NAME_MAX for long file names.
-    tmp = folder / f".vance-{secrets.token_hex(6)}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    # New files get the umask's default mode; an existing file's mode is restored below.
-    fd = os.open(tmp, flags, 0o666 if mode is None else mode)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if (
-            mode is not None
-        ):  # the umask may have narrowed the existing file's permissions
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
-    with suppress(OSError):  # the rename is durable only once the folder is synced
-        dfd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-
-
 async def _file_write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return await asyncio.to_thread(_file_write_sync, args, ctx)
 
@@ -557,7 +370,7 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     root = resolve_in_workspace(ctx.workspace, ".")
     if target == root:
         return ToolResult.error("file_write needs a file path, not the workspace root")
-    shown = _shown(root, target)
+    shown = display_path(root, target)
     guarded = protected_dir(root, target)
     if guarded is not None:
         return ToolResult.error(
@@ -574,15 +387,13 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     new = content.encode("utf-8")
     existed = target.exists()
     old = target.read_bytes() if append and existed else b""
-    _atomic_write_bytes(target, old + new)
+    atomic_write_bytes(target, old + new, sync_folder=True)
     total = len(old) + len(new)
     if append and existed:
         text = f"appended {len(new):,} bytes to {shown} (now {total:,} bytes)"
     else:
         text = f"{'replaced' if existed else 'created'} {shown} ({total:,} bytes)"
-    return ToolResult(
-        content=text, data={"path": shown, "bytes": total, "created": not existed}
-    )
+    return ToolResult(content=text, data={"path": shown, "bytes": total, "created": not existed})
 
 
 def make_file_write() -> Tool:
@@ -593,24 +404,6 @@ def make_file_write() -> Tool:
             "Missing parent folders are created. The write is atomic."
         ),
         parameters=FILE_WRITE_PARAMETERS,
-        run=_guarded("file_write", _file_write),
+        run=guarded("file_write", _file_write),
         side_effects=True,
     )
-
-
-# --------------------------------------------------------------------------- exec_run
-
-
-def make_exec_run() -> Tool:
-    """exec_run lives in its own module (the command runner and its sandbox)."""
-    from vance_cli.tools.exec_run import make_tool
-
-    return make_tool()
-
-
-FACTORIES: dict[str, Callable[[], Tool]] = {
-    "file_read": make_file_read,
-    "file_list": make_file_list,
-    "file_write": make_file_write,
-    "exec_run": make_exec_run,
-}

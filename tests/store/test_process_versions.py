@@ -1,0 +1,110 @@
+"""Process files of an older vance still load, and their runs go on (tests/store/data/v1, schema_version 1).
+
+The files were written by main 13b20ac (tests/store/data/make_v1_files.py), where the tree
+fields were keys of ``engine_params``; they now are fields of the process (schema_version 2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.engines.benjy_brain import Brain
+from tests.engines.harness import respond
+from vance_cli.config.scopes import Scopes
+from vance_cli.config.settings import Settings
+from vance_cli.events import EventBus
+from vance_cli.llm.scripted import FunctionModel
+from vance_cli.runtime.benjy import BenjyService
+from vance_cli.runtime.runner import Runtime
+from vance_cli.runtime.scheduler import Scheduler, delivery_id
+from vance_cli.store.process import SCHEMA_VERSION, InboxItem, Status
+
+DATA = Path(__file__).with_name("data") / "v1"
+WRITTEN_IN = "/tmp/vance-v1-fixture/ws"  # the workspace the files were written in
+TREES = json.loads((DATA / "trees.json").read_text())
+
+
+def _runtime(tmp_path: Path, fn) -> Runtime:
+    """A runtime whose state folder holds the v1 files, their workspace moved to ``tmp_path/ws``."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scopes = Scopes.discover(cwd=ws)
+    settings = Settings.load(scopes, env={"VANCE_MODEL": "fn"})
+    folder = scopes.processes_dir()
+    folder.mkdir(parents=True)
+    for path in DATA.glob("2*.json"):
+        text = path.read_text(encoding="utf-8")
+        assert WRITTEN_IN in text
+        (folder / path.name).write_text(text.replace(WRITTEN_IN, str(ws)), encoding="utf-8")
+    model = FunctionModel(fn)
+    return Runtime(scopes, settings, bus=EventBus(), model_factory=lambda m, s: model)
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv("VANCE_HOME", str(tmp_path / "home"))
+
+
+def test_the_files_are_version_1_with_the_tree_in_engine_params():
+    data = {path.stem: json.loads(path.read_text()) for path in DATA.glob("2*.json")}
+    assert {d["schema_version"] for d in data.values()} == {1}
+    parent, child = TREES["chat"]
+    assert data[parent]["engine_params"]["children"] == [child]
+    assert data[child]["engine_params"]["delivery"]["to"] == parent
+    assert "children" not in data[parent] and "delivery" not in data[child]
+
+
+def test_a_version_1_tree_loads_with_its_tree_fields(tmp_path):
+    rt = _runtime(tmp_path, lambda request: respond("unused"))
+    parent_id, child_id = TREES["chat"]
+    parent, child = rt.store.load(parent_id), rt.store.load(child_id)
+    assert parent.schema_version == SCHEMA_VERSION
+    assert parent.children == [child_id] and parent.delivery is None and not parent.worker
+    assert child.status == Status.BLOCKED and child.delivery is not None
+    assert (child.delivery.to, child.delivery.kind, child.deliveries) == (parent_id, "reply", 1)
+    assert not {"children", "delivery", "deliveries", "worker"} & set(child.engine_params)
+    benjy_id, first, second = TREES["benjy"]
+    run, w1, w2 = (rt.store.load(pid) for pid in TREES["benjy"])
+    assert run.engine == "benjy" and run.status == Status.IDLE and run.children == [first, second]
+    assert w1.worker and w1.status == Status.DONE and w1.delivery.to == benjy_id
+    assert w2.worker and w2.status == Status.READY and w2.delivery is None
+    # saved again, a file says the version it now has and keeps its fields
+    rt.store.save(child)
+    saved = json.loads(rt.store.path(child_id).read_text())
+    assert saved["schema_version"] == SCHEMA_VERSION and saved["delivery"]["to"] == parent_id
+
+
+def test_a_version_1_chat_child_that_asked_is_answered_and_delivers_anew(tmp_path):
+    def brain(request):
+        users = [m.content for m in request.messages if m.role == "user"]
+        if users[-1] == "the one in src/":
+            return respond("done with src/", awaiting=False)
+        return respond(f"parent saw: {users[-1]}")
+
+    rt = _runtime(tmp_path, brain)
+    parent_id, child_id = TREES["chat"]
+    with rt.store.lock(child_id):
+        child = rt.store.load(child_id)
+        child.inbox.append(InboxItem(content="the one in src/", sender=parent_id))
+        rt.store.save(child)
+    asyncio.run(Scheduler(rt).run(parent_id))
+    child, parent = rt.store.load(child_id), rt.store.load(parent_id)
+    assert child.status == Status.DONE and child.deliveries == 2
+    second = [m for m in parent.history if m.meta.get("inbox_id") == delivery_id(child_id, 1)]
+    assert len(second) == 1 and "done with src/" in second[0].content
+    assert parent.children == []
+
+
+def test_a_version_1_benjy_run_stopped_mid_item_runs_to_done(tmp_path):
+    rt = _runtime(tmp_path, Brain(items=2))
+    benjy_id, first, second = TREES["benjy"]
+    process = asyncio.run(BenjyService(rt).run(benjy_id)).process
+    assert process.status == Status.DONE
+    workers = [rt.store.load(pid) for pid in (first, second)]
+    assert all(w.status == Status.DONE and w.delivery is not None and w.delivery.to == benjy_id for w in workers)
+    assert process.children == []
+    assert process.history[-1].meta["kind"] == "synthesis"

@@ -1,0 +1,54 @@
+"""The registry of tools: built once per run from the names table, each tool built on first use.
+
+Tool modules are imported when a tool is first asked for (``get``), never to list the names, so
+checking a recipe or listing the tools loads no tool code. Which built-in tools exist is written
+once, in ``vance_cli.names.TOOLS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from vance_cli.names import TOOLS
+from vance_cli.tools.base import Tool
+
+
+class ToolRegistry:
+    def __init__(self) -> None:
+        self._tools: dict[str, Callable[[], Tool]] = {}
+        self._instances: dict[str, Tool] = {}
+
+    def register(self, name: str, factory: Callable[[], Tool]) -> None:
+        self._tools[name] = factory
+        self._instances.pop(name, None)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def has(self, name: str) -> bool:
+        return name in self._tools
+
+    def get(self, name: str) -> Tool:
+        """The tool, built once per registry (tools are stateless; their validators are cached)."""
+        if name not in self._instances:
+            self._instances[name] = self._tools[name]()
+        return self._instances[name]
+
+
+def _factory(target: str) -> Callable[[], Tool]:
+    """A factory that imports ``module:attr`` when the tool is first built."""
+
+    def build() -> Tool:
+        module, _, attr = target.partition(":")
+        return getattr(importlib.import_module(module), attr)()
+
+    return build
+
+
+def builtin_registry() -> ToolRegistry:
+    """Every built-in tool by name (vance_cli.names.TOOLS); no tool module is imported here."""
+    reg = ToolRegistry()
+    for name, target in TOOLS.items():
+        reg.register(name, _factory(target))
+    return reg
