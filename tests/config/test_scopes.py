@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from vance_cli.config import recipes
 from vance_cli.config.scopes import Scopes, bundled_dir
-from vance_cli.config.trust import trust_folder
+from vance_cli.config.trust import project_trusted, trust_folder
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,22 +71,22 @@ def test_search_path_lists_project_then_user_then_bundled(tmp_path, vance_home):
     (tmp_path / "p" / ".vance").mkdir(parents=True)
     scopes = Scopes.discover(cwd=tmp_path / "p")
     # Untrusted: the project's schemas count, its recipes do not (they choose the tools).
-    assert not scopes.project_trusted
-    assert [o for o, _ in scopes.search_path("recipes")] == ["user", "bundled"]
+    assert not project_trusted(scopes)
+    assert [o for o, _ in recipes.search_path(scopes)] == ["user", "bundled"]
     assert [o for o, _ in scopes.search_path("schemas")] == ["project", "user", "bundled"]
     trust_folder(tmp_path / "p", vance_home)
     scopes = Scopes.discover(cwd=tmp_path / "p")
-    assert scopes.project_trusted
-    assert [origin for origin, _ in scopes.search_path("recipes")] == [
+    assert project_trusted(scopes)
+    assert [origin for origin, _ in recipes.search_path(scopes)] == [
         "project",
         "user",
         "bundled",
     ]
     assert (
-        scopes.search_path("recipes")[0][1]
+        recipes.search_path(scopes)[0][1]
         == (tmp_path / "p" / ".vance" / "recipes").resolve()
     )
-    assert scopes.search_path("recipes")[1][1] == vance_home.resolve() / "recipes"
+    assert recipes.search_path(scopes)[1][1] == vance_home.resolve() / "recipes"
 
 
 def test_search_path_without_project_has_no_project_entry():

@@ -100,7 +100,7 @@ def test_trust_applies_them_and_a_change_asks_again(project, vance_home):
     # Any change to .vance/ (here a new recipe) makes the folder untrusted again.
     write(project / "recipes" / "helper.yaml", "engine: ford\n")
     scopes = Scopes.discover()
-    assert scopes.trust_state == trust.CHANGED
+    assert trust.state(scopes) == trust.CHANGED
     assert load().model_options("openai/x")["api_base"] is None
     report = trust.check(scopes)
     assert report.state == trust.CHANGED
@@ -135,9 +135,9 @@ def test_vance_state_inside_dot_vance_does_not_untrust_the_folder(project, vance
     trust.trust_folder(project.parent, vance_home)
     write(project / "processes" / "20260101-000000-abcdef.json", "{}")
     write(project / "data" / "structure.json", "{}")
-    assert Scopes.discover().trust_state == trust.TRUSTED
+    assert trust.state(Scopes.discover()) == trust.TRUSTED
     write(project / "schemas" / "x.json", "{}")
-    assert Scopes.discover().trust_state == trust.CHANGED
+    assert trust.state(Scopes.discover()) == trust.CHANGED
 
 
 def test_digest_follows_symlinked_content(project, tmp_path, vance_home):
@@ -145,9 +145,9 @@ def test_digest_follows_symlinked_content(project, tmp_path, vance_home):
     write(elsewhere / "arthur.yaml", "engine: arthur\n")
     os.symlink(elsewhere, project / "recipes")
     trust.trust_folder(project.parent, vance_home)
-    assert Scopes.discover().project_trusted
+    assert trust.project_trusted(Scopes.discover())
     write(elsewhere / "arthur.yaml", "engine: arthur\ntools: {add: [exec_run]}\n")
-    assert not Scopes.discover().project_trusted
+    assert not trust.project_trusted(Scopes.discover())
 
 
 def test_untrusted_project_recipes_are_not_used_even_by_path(project, vance_home):
@@ -207,4 +207,4 @@ def test_a_fifo_in_dot_vance_does_not_hang_the_digest(project, vance_home):
     os.mkfifo(project / "pipe")
     write(project / "config.toml", '[model]\napi_base = "http://x/v1"\n')
     trust.trust_folder(project.parent, vance_home)  # would block forever opening the FIFO
-    assert Scopes.discover().project_trusted
+    assert trust.project_trusted(Scopes.discover())

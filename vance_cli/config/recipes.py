@@ -23,6 +23,8 @@ from pydantic import (
 )
 
 from vance_cli.config.scopes import Scopes
+from vance_cli.config.trust import check as trust_check
+from vance_cli.config.trust import project_trusted
 from vance_cli.errors import ConfigError
 from vance_cli.names import KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse, error_of
@@ -340,6 +342,13 @@ def validate_recipe_file(path: Path, home: Path | None = None) -> Recipe:
     return recipe
 
 
+def search_path(scopes: Scopes) -> list[tuple[str, Path]]:
+    """The recipe folders in lookup order: project, user, bundled; the project's only in a
+    trusted folder (its recipes choose the model's tools; see config/trust.py)."""
+    trusted = scopes.project is None or project_trusted(scopes)
+    return [(origin, folder) for origin, folder in scopes.search_path("recipes") if origin != "project" or trusted]
+
+
 def _find_in(folder: Path, name: str) -> Path | None:
     for suffix in RECIPE_SUFFIXES:
         candidate = folder / f"{name}{suffix}"
@@ -364,7 +373,7 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
         _refuse_untrusted(path, scopes)
         return validate_recipe_file(path, scopes.user)
     searched = []
-    for origin, folder in scopes.search_path("recipes"):
+    for origin, folder in search_path(scopes):
         found = _find_in(folder, name)
         if found is not None:
             recipe = validate_recipe_file(found, scopes.user)
@@ -382,14 +391,12 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
 def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
     """A recipe file inside an untrusted project's .vance/ is not used, even when named by path."""
     project = scopes.project
-    if project is None or scopes.project_trusted:
+    if project is None or project_trusted(scopes):
         return
     if path.resolve().is_relative_to(project):
-        from vance_cli.config.trust import check
-
         raise RecipeError(
             f"recipe {_display(path)} is in {project}, which is not trusted (its recipes choose the model's tools)",
-            hint=f"read it, then trust the folder with: {check(scopes).command}",
+            hint=f"read it, then trust the folder with: {trust_check(scopes).command}",
         )
 
 
@@ -411,7 +418,7 @@ def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
     """Every recipe file in every scope, by name then cascade order; shadowed ones are marked."""
     seen: set[str] = set()
     found: list[RecipeInfo] = []
-    for origin, folder in scopes.search_path("recipes"):
+    for origin, folder in search_path(scopes):
         if not folder.is_dir():
             continue
         names: dict[str, Path] = {}
@@ -430,6 +437,6 @@ def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
                 )
             )
         seen.update(names)
-    order = {origin: index for index, (origin, _folder) in enumerate(scopes.search_path("recipes"))}
+    order = {origin: index for index, (origin, _folder) in enumerate(search_path(scopes))}
     found.sort(key=lambda info: (info.name, order[info.origin]))
     return found

@@ -5,12 +5,14 @@ The user scope is ``$VANCE_HOME`` (default ``~/.vance``); the project scope is t
 repository's top-level ``recipes/`` and ``schemas/`` folders in a source checkout and inside the
 package (``vance_cli/_bundled/<kind>``) in an installed wheel.
 
+Scopes say where things are; whether the project's own files may be used is config/trust.py's
+decision (``trust.project_trusted(scopes)``), so this module imports nothing of it.
+
 This module is imported on every CLI start, so it only uses the standard library.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,7 +56,8 @@ def _user_dir(env: Mapping[str, str]) -> Path:
     return (Path.home() / ".vance").resolve()
 
 
-def _find_project(cwd: Path, user: Path) -> Path | None:
+def find_project(cwd: Path, user: Path) -> Path | None:
+    """The nearest ``.vance/`` folder at or above ``cwd`` that is not the user scope ``user``."""
     for folder in (cwd, *cwd.parents):
         candidate = folder / ".vance"
         # ~/.vance seen from a folder under $HOME is the user scope, not a project.
@@ -77,7 +80,7 @@ class Scopes:
         env = os.environ if env is None else env
         where = Path(cwd if cwd is not None else os.getcwd()).resolve()
         user = _user_dir(env)
-        return cls(user=user, project=_find_project(where, user), cwd=where)
+        return cls(user=user, project=find_project(where, user), cwd=where)
 
     @property
     def state_dir(self) -> Path:
@@ -90,21 +93,6 @@ class Scopes:
     def data_dir(self) -> Path:
         return self.state_dir / "data"
 
-    @functools.cached_property
-    def trust_state(self) -> str:
-        """The project's trust state (vance_cli.config.trust: none|trusted|untrusted|changed).
-
-        Read once per Scopes, on first use: trusting a folder takes effect for a new Scopes.
-        """
-        from vance_cli.config.trust import folder_state
-
-        return folder_state(self.project, self.user)
-
-    @property
-    def project_trusted(self) -> bool:
-        """True without a project scope, or when the user trusted the project as it is now."""
-        return self.project is None or self.trust_state == "trusted"
-
     def config_files(self) -> list[tuple[str, Path]]:
         """The config.toml files in cascade order (lowest first); they may not exist."""
         files = [("user", self.user / "config.toml")]
@@ -115,10 +103,11 @@ class Scopes:
     def search_path(self, kind: str) -> list[tuple[str, Path]]:
         """Folders for ``kind`` in lookup order: project (if any), user, bundled.
 
-        Project recipes count only in a trusted folder (they choose the tools; see config/trust.py).
+        Where they are, not whether they count: recipes.search_path leaves out the recipes of an
+        untrusted project (they choose the tools; see config/trust.py).
         """
         path: list[tuple[str, Path]] = []
-        if self.project is not None and (kind != "recipes" or self.project_trusted):
+        if self.project is not None:
             path.append(("project", self.project / kind))
         path.append(("user", self.user / kind))
         path.append(("bundled", bundled_dir(kind)))

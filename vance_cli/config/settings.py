@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.config.scopes import Scopes
-from vance_cli.config.trust import split_restricted
+from vance_cli.config.trust import project_trusted, split_restricted
 from vance_cli.errors import ConfigError
 from vance_cli.names import (
     ALIAS_PREFIX,
@@ -422,7 +422,7 @@ class Settings:
                 if origin == "project":
                     kept, restricted = split_restricted(layer)
                     # The trust state is only looked up when it matters (it may hash .vance/).
-                    if restricted and not scopes.project_trusted:
+                    if restricted and not project_trusted(scopes):
                         layer = kept
                         ignored = restricted
                 deep_merge(data, layer)

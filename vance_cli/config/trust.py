@@ -202,12 +202,12 @@ def project_root_for(path: Path | str, user: Path) -> Path | None:
 
     ``path`` may name the ``.vance`` folder itself. The user scope is never a project.
     """
-    from vance_cli.config.scopes import _find_project
+    from vance_cli.config.scopes import find_project
 
     where = Path(path).expanduser().resolve()
     if where.name == ".vance" and where.is_dir():
         where = where.parent
-    found = _find_project(where, Path(user).resolve())
+    found = find_project(where, Path(user).resolve())
     return None if found is None else found.parent
 
 
@@ -255,7 +255,7 @@ def revoke(folder: Path | str, user: Path) -> TrustRecord | None:
 def list_records(user: Path) -> list[tuple[TrustRecord, str]]:
     """Every trusted folder with its state now: trusted, changed, or missing (no .vance/ left)."""
     out = []
-    for _key_, record in sorted(load_records(user).items()):
+    for _, record in sorted(load_records(user).items()):
         vance_dir = record.folder / ".vance"
         if not vance_dir.is_dir():
             state = "missing"
@@ -273,6 +273,27 @@ def folder_state(project: Path | None, user: Path) -> str:
     if record is None:
         return UNTRUSTED
     return TRUSTED if project_digest(project) == record.digest else CHANGED
+
+
+def state(scopes: Scopes) -> str:
+    """The trust state of the project of ``scopes`` (NO_PROJECT, TRUSTED, UNTRUSTED or CHANGED).
+
+    Read once per Scopes, on first use, and kept on it: one command decides on one state even if
+    .vance/ changes while it runs, and trusting a folder takes effect for a new Scopes.
+    """
+    cached = scopes.__dict__.get(_STATE_ATTR)
+    if cached is None:
+        cached = folder_state(scopes.project, scopes.user)
+        object.__setattr__(scopes, _STATE_ATTR, cached)  # Scopes is frozen; this is a cache, not a field
+    return cached
+
+
+_STATE_ATTR = "_trust_state"
+
+
+def project_trusted(scopes: Scopes) -> bool:
+    """True without a project scope, or when the user trusted the project as it is now."""
+    return scopes.project is None or state(scopes) == TRUSTED
 
 
 # --------------------------------------------------------------------------- what is ignored
@@ -325,10 +346,7 @@ class TrustReport:
             return None
         what = ", ".join(self.ignored)
         where = f"{self.root}/.vance"
-        if self.state == CHANGED:
-            why = f"{where} changed since you trusted it"
-        else:
-            why = f"{where} is not trusted"
+        why = f"{where} changed since you trusted it" if self.state == CHANGED else f"{where} is not trusted"
         return f"vance: {why}; ignoring {what} (apply them with: {self.command})"
 
 
@@ -337,8 +355,8 @@ def check(scopes: Scopes) -> TrustReport:
     project = scopes.project
     if project is None:
         return TrustReport(None, NO_PROJECT)
-    state = scopes.trust_state
-    if state == TRUSTED:
-        return TrustReport(project.parent, state)
+    now = state(scopes)
+    if now == TRUSTED:
+        return TrustReport(project.parent, now)
     items = restricted_settings(project) + project_recipe_files(project)
-    return TrustReport(project.parent, state, items)
+    return TrustReport(project.parent, now, items)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
+from vance_cli.config.trust import project_trusted
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
@@ -168,7 +169,7 @@ class Runtime:
             self._tools = builtin_registry()
         tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
         untrusted = None
-        if not self.scopes.project_trusted and process.id not in self._created:
+        if not project_trusted(self.scopes) and process.id not in self._created:
             tools, recipe_exec = self._untrusted_tools(process)
             untrusted = self._untrusted_where()
         deps = EngineDeps(

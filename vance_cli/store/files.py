@@ -12,7 +12,7 @@ import re
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -23,8 +23,11 @@ from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 from vance_cli.text import safe_data
 
-if TYPE_CHECKING:
-    from vance_cli.config.scopes import Scopes
+
+class _Located(Protocol):
+    """Where the process files live (config.scopes.Scopes is one): the store knows no more of it."""
+
+    def processes_dir(self) -> Path: ...
 
 # Ids are file names: keep them to characters that cannot climb out of the folder.
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -103,7 +106,7 @@ class ProcessStore:
         self.root = Path(root)
 
     @classmethod
-    def for_scopes(cls, scopes: Scopes) -> ProcessStore:
+    def for_scopes(cls, scopes: _Located) -> ProcessStore:
         return cls(scopes.processes_dir())
 
     # ------------------------------------------------------------------ paths
