@@ -107,9 +107,6 @@ KNOWN_IN_CIRCLES: set[str] = {
     "vance_cli.tools.structure_tool -> vance_cli.tools.base",
     "vance_cli.tools.workspace -> vance_cli.tools.base",
     "vance_cli.tools.workspace -> vance_cli.tools.exec_run",
-    "vance_cli.tui.benjy_hook -> vance_cli.tui.benjy_source",
-    "vance_cli.tui.benjy_source -> vance_cli.tui.run_source",
-    "vance_cli.tui.run_source -> vance_cli.tui.benjy_hook",
 }
 
 FLOOR_OF: dict[str, int] = {name: i for i, names in enumerate(FLOORS) for name in names}
