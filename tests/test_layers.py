@@ -41,8 +41,6 @@ FLOORS: list[tuple[str, ...]] = [
 KNOWN_UPWARD: set[str] = {
     "vance_cli.config.settings -> vance_cli.llm.base",
     "vance_cli.config.settings -> vance_cli.llm.capabilities",
-    "vance_cli.demo -> vance_cli.cli.printer",
-    "vance_cli.demo -> vance_cli.cli.procs",
     "vance_cli.engines.benjy.engine -> vance_cli.runtime.crashpoints",
     "vance_cli.llm.factory -> vance_cli.demo_brain",
     "vance_cli.llm.provider_schema -> vance_cli.structure.errors",
@@ -57,9 +55,6 @@ KNOWN_IN_CIRCLES: set[str] = {
     "vance_cli.llm.provider_schema -> vance_cli.structure.errors",
     "vance_cli.llm.reasons -> vance_cli.structure.errors",
     "vance_cli.structure.errors -> vance_cli.llm.provider_schema",
-    "vance_cli.tui.benjy_hook -> vance_cli.tui.benjy_source",
-    "vance_cli.tui.benjy_source -> vance_cli.tui.run_source",
-    "vance_cli.tui.run_source -> vance_cli.tui.benjy_hook",
 }
 
 FLOOR_OF: dict[str, int] = {name: i for i, names in enumerate(FLOORS) for name in names}
