@@ -11,7 +11,7 @@ import pytest
 
 from tests.store.helpers import finish, spawn, wait_for_line
 from vance_cli.store import atomic
-from vance_cli.store.atomic import atomic_write_json, atomic_write_text, is_temp_file
+from vance_cli.store.atomic import atomic_write_bytes, atomic_write_json, atomic_write_text, is_temp_file
 
 
 @pytest.fixture
@@ -122,3 +122,12 @@ def test_a_writer_killed_mid_write_leaves_the_original_intact(folder):
 
     assert target.read_text() == original
     assert json.loads(target.read_text())["history"] == ["kept"]
+
+
+def test_a_file_name_at_the_length_limit_is_written_through_a_short_temp_name(tmp_path):
+    # "<name>.<random>.tmp" would pass NAME_MAX (255 bytes); file_write writes such names too
+    folder = tmp_path / "long"
+    path = folder / ("x" * 250 + ".txt")
+    atomic_write_bytes(path, b"data", sync_folder=True)
+    assert path.read_bytes() == b"data"
+    assert [p.name for p in folder.iterdir()] == [path.name]

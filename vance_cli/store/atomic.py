@@ -81,6 +81,15 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _temp_name(name: str) -> str:
+    """``.<name>.<random>.tmp`` (a leftover says whose it is), or a fixed shape where that would
+    be longer than a file name may be (NAME_MAX, 255 bytes: a person's file may be that long)."""
+    tmp = f"{TEMP_PREFIX}{name}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+    if len(os.fsencode(tmp)) <= 255:
+        return tmp
+    return f"{TEMP_PREFIX}vance-{secrets.token_hex(6)}{TEMP_SUFFIX}"
+
+
 def atomic_write_text(
     path: Path | str, text: str, *, encoding: str = "utf-8", exclusive: bool = False
 ) -> None:
@@ -109,9 +118,8 @@ def atomic_write_bytes(
         mode = 0o666 & ~_UMASK
         folder.mkdir(parents=True, exist_ok=True)
     # Plain os.open with O_EXCL and a random name: what NamedTemporaryFile does, without its
-    # per-call overhead and the chmod it needs afterwards (this runs at every engine step). The
-    # name has a fixed shape: "<name>.tmp" could exceed NAME_MAX for a long file name.
-    tmp_path = folder / f"{TEMP_PREFIX}vance-{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    # per-call overhead and the chmod it needs afterwards (this runs at every engine step).
+    tmp_path = folder / _temp_name(path.name)
     try:
         fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
         try:
