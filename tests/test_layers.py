@@ -47,8 +47,6 @@ KNOWN_UPWARD: set[str] = {
     "vance_cli.llm.reasons -> vance_cli.structure.errors",
     "vance_cli.store.process -> vance_cli.llm.base",
     "vance_cli.store.transcript -> vance_cli.llm.base",
-    "vance_cli.tui -> vance_cli.cli.session",
-    "vance_cli.tui.controller -> vance_cli.cli.session",
 }
 KNOWN_IN_CIRCLES: set[str] = {
     "vance_cli.llm.provider_schema -> vance_cli.llm.reasons",

@@ -48,9 +48,9 @@ def register(app: typer.Typer) -> None:
             # file) and Textual are loaded: everything below runs with the frame on screen.
             splash.show(splash.status_line(recipe=recipe, model=model, resume=resume, continue_last=continue_))
         try:
-            from vance_cli.cli.session import ChatSession
+            from vance_cli.cli.session import LineChat
 
-            session = ChatSession.open(
+            session = LineChat.open(
                 recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
                 printer=not full_screen,
             )
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
             from vance_cli.tui import run_tui
 
             try:
-                run_tui(session)
+                run_tui(session.chat)
             finally:
                 splash.leave()
             return

@@ -1,4 +1,7 @@
-"""A chat session for the CLI: open or create the process, hold its lock, run turns, print events."""
+"""The line-mode chat (`vance chat -p` and --plain): prints the events, reads lines, maps signals.
+
+The send-and-drive itself is runtime/session.py's ChatSession, shared with the full-screen app.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +14,15 @@ from vance_cli.errors import ModelError
 from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
+from vance_cli.runtime.session import ChatSession
+from vance_cli.store.process import Process
 from vance_cli.terminal import err
 from vance_cli.text import check_utf8_input
 
 
 @dataclass
-class ChatSession:
-    runtime: Runtime
-    pid: str
-    model: str | None
+class LineChat:
+    chat: ChatSession
     json_out: bool
     quiet: bool = False
 
@@ -34,61 +37,56 @@ class ChatSession:
         json_out: bool,
         quiet: bool,
         printer: bool = True,
-    ) -> ChatSession:
+    ) -> LineChat:
         """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings)
-        pid = runtime.find(resume=resume, continue_last=continue_last)
-        if pid is None:
-            pid = runtime.new_process(recipe, model=model).id
-            model = None  # already resolved into the new process
+        chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last)
         if printer:
-            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=pid))
-        return cls(runtime=runtime, pid=pid, model=model, json_out=json_out, quiet=quiet)
+            runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
+        return cls(chat=chat, json_out=json_out, quiet=quiet)
 
-    def err(self, text: str) -> None:
-        err(text)
+    @property
+    def runtime(self) -> Runtime:
+        return self.chat.runtime
 
     def one_turn(self, text: str) -> None:
-        with self.runtime.session(self.pid) as process:
-            self.runtime.send(process, text, save=False)
+        with self.runtime.session(self.chat.pid) as process:
+            self.chat.send(process, text)
             asyncio.run(self._drive_and_close(process))
             if not self.json_out and not self.quiet:
                 err(f"[{process.id} {process.status.value}]")
 
-    async def _drive_and_close(self, process) -> None:
+    async def _drive_and_close(self, process: Process) -> None:
         try:
             await self._drive(process)
         finally:
             await self.runtime.aclose()
 
-    async def _drive(self, process) -> None:
-        """One drive of the engine: SIGTERM/SIGHUP stop it as Ctrl+C does (saved, SUSPENDED); a
-        failed model call says which process is kept and how to resume it."""
-        from vance_cli.runtime.scheduler import Scheduler
-
+    async def _drive(self, process: Process) -> None:
+        """One drive: SIGTERM/SIGHUP stop it as Ctrl+C does (saved, SUSPENDED); a failed model
+        call says which process is kept and how to resume it."""
         try:
-            # the scheduler also runs the workers the hub started (process_spawn) and wakes the
-            # hub with their reports
-            await stop_on_signals(Scheduler(self.runtime).run_loaded(process, root_model=self.model))
+            await stop_on_signals(self.chat.drive(process))
         except ModelError as exc:
-            exc.add_note(f"the process {process.id} is saved ({process.status.value}); resume it with: vance chat --resume {process.id}")
+            exc.add_note(
+                f"the process {process.id} is saved ({process.status.value}); resume it with: vance chat --resume {process.id}"
+            )
             raise
-        self.model = None
 
     def repl(self) -> None:
         # A line that is not UTF-8 is refused (below) instead of ending the session with a decode error.
         reconfigure = getattr(sys.stdin, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="surrogateescape")
-        with self.runtime.session(self.pid) as process:
+        with self.runtime.session(self.chat.pid) as process:
             asyncio.run(self._repl(process))
             err(f"bye · resume with: vance chat --resume {process.id}")
 
-    async def _repl(self, process) -> None:
+    async def _repl(self, process: Process) -> None:
         self.runtime.check_runnable(process)  # an unknown engine says so before the banner
         # --model applies from the next turn on: show the model that turn will use
-        model = self.runtime.settings.resolve_model(self.model) if self.model else process.model
+        model = self.runtime.settings.resolve_model(self.chat.model) if self.chat.model else process.model
         err(f"vance chat · process {process.id} · model {model} · Ctrl+D to quit")
         try:
             if process.inbox or process.engine_params.get("turn", {}).get("open"):
@@ -103,7 +101,7 @@ class ChatSession:
                 if problem:
                     err(f"{problem}; it was not sent")
                     continue
-                self.runtime.send(process, line.rstrip("\n"), save=False)
+                self.chat.send(process, line.rstrip("\n"))
                 await self._drive(process)
         finally:
             await self.runtime.aclose()

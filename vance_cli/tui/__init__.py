@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vance_cli.cli.session import ChatSession
     from vance_cli.runtime.benjy import BenjyService, RunResult
+    from vance_cli.runtime.session import ChatSession
 
 
 def _gone(app) -> None:

@@ -10,21 +10,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING
 
 from vance_cli.events import Event, EventBus
 from vance_cli.runtime.runner import Runtime
+from vance_cli.runtime.session import ChatSession
 from vance_cli.store.process import Process
 from vance_cli.tui.status import StatusInfo, status_info
-
-if TYPE_CHECKING:
-    from vance_cli.cli.session import ChatSession
 
 
 class ChatController:
     def __init__(self, runtime: Runtime, pid: str | None, *, model_override: str | None = None) -> None:
         self.runtime = runtime
-        self.model_override = model_override
+        # the send-and-drive shared with the line mode; its model is the switch for the next turn
+        self.chat = ChatSession(runtime, pid or "", model=model_override)
         self.process: Process | None = None
         self._lock: contextlib.ExitStack | None = None
         self._turn_started: float | None = None
@@ -35,6 +33,14 @@ class ChatController:
         runtime = session.runtime
         runtime.stream = True
         return cls(runtime, session.pid, model_override=session.model)
+
+    @property
+    def model_override(self) -> str | None:
+        return self.chat.model
+
+    @model_override.setter
+    def model_override(self, model: str | None) -> None:
+        self.chat.model = model
 
     # --- the process on screen ----------------------------------------------------------------
 
@@ -63,6 +69,7 @@ class ChatController:
             raise
         self.close()
         self._lock, self.process, self._pending_pid = stack, process, pid
+        self.chat.pid = pid
         return process
 
     def close(self) -> None:
@@ -134,19 +141,14 @@ class ChatController:
         if process is None:
             raise RuntimeError("no process open")
         if text is not None:
-            self.runtime.send(process, text, save=False)
+            self.chat.send(process, text)
         self._turn_started = time.time()
         try:
             await self.prepare_model()
-            from vance_cli.runtime.scheduler import Scheduler
-
-            # the scheduler also runs the workers this chat starts (process_spawn) and wakes the
-            # hub with their reports; their events reach this screen tagged with their ids
-            await Scheduler(self.runtime).run_loaded(process, root_model=self.model_override)
+            # the workers this chat starts run too; their events reach this screen tagged with their ids
+            await self.chat.drive(process)
         finally:
             self._turn_started = None
-            if self.model_override and process.model == self.model_override:
-                self.model_override = None  # drive() wrote it into the process
 
     def emit(self, event: Event) -> None:
         self.runtime.bus.emit(event)

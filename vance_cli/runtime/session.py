@@ -1,0 +1,69 @@
+"""A chat with one process: the ONE send-and-drive, for the line mode (cli/session.py) and the console (tui/).
+
+Sending puts the person's message in the process's inbox; driving runs it under a Scheduler, so
+the workers the chat hub starts (process_spawn) run too and wake the hub with their reports. A
+``--model`` (or the console's /model) is a switch for the next turn: it is spent once the
+process runs on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vance_cli.errors import VanceError
+from vance_cli.runtime.runner import Runtime
+from vance_cli.store.process import Process
+
+
+@dataclass
+class ChatSession:
+    runtime: Runtime
+    pid: str
+    # The model to switch the process to before its next turn (an alias or a model string).
+    model: str | None = None
+
+    @classmethod
+    def open(
+        cls,
+        runtime: Runtime,
+        *,
+        recipe: str,
+        model: str | None = None,
+        resume: str | None = None,
+        continue_last: bool = False,
+    ) -> ChatSession:
+        """The process ``--resume`` / ``--continue`` names, or a new one of ``recipe`` on ``model``."""
+        pid = runtime.find(resume=resume, continue_last=continue_last)
+        if pid is None:
+            pid = runtime.new_process(recipe, model=model).id
+            model = None  # already resolved into the new process
+        return cls(runtime=runtime, pid=pid, model=model)
+
+    def send(self, process: Process, text: str) -> None:
+        """Put ``text`` in the inbox; the drive that follows saves it with the turn it opens."""
+        self.runtime.send(process, text, save=False)
+
+    async def drive(self, process: Process) -> None:
+        """Drive ``process`` (held locked by the caller) and its workers until it waits."""
+        from vance_cli.runtime.scheduler import Scheduler
+
+        try:
+            await Scheduler(self.runtime).run_loaded(process, root_model=self.model)
+        finally:
+            if self.model is not None and self._taken_in(process):
+                self.model = None
+
+    async def turn(self, process: Process, text: str | None) -> None:
+        """Send ``text`` (None: only continue an open turn) and drive until the process waits."""
+        if text is not None:
+            self.send(process, text)
+        await self.drive(process)
+
+    def _taken_in(self, process: Process) -> bool:
+        """The process runs on the switched-to model now (the drive wrote it into the process)."""
+        if process.model == self.model:
+            return True
+        try:
+            return process.model == self.runtime.settings.resolve_model(self.model)
+        except VanceError:  # an alias that does not resolve: the drive failed on it, nothing was taken in
+            return False
