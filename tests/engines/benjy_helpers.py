@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from vance_cli.engines.benjy.config import BenjyParams, RunConfig
-from vance_cli.engines.benjy.handlers import CheckFacts, ControllerAnswer, Ctx, step
+from vance_cli.engines.benjy.effects import CheckFacts, ControllerAnswer, Ctx
+from vance_cli.engines.benjy.handlers import step
 from vance_cli.engines.benjy.state import BenjyState
 
 NOW = 1_000_000.0

@@ -6,7 +6,8 @@ import pytest
 
 from tests.engines.benjy_helpers import NOW, ans, cfg, ctx, failed, passed, queue, run, state, types
 from vance_cli.engines.benjy.config import chain_for
-from vance_cli.engines.benjy.handlers import Dialog, Journal, Say, SetStatus, Spawn, inbound
+from vance_cli.engines.benjy.effects import Dialog, Journal, Say, SetStatus, Spawn
+from vance_cli.engines.benjy.inbound import inbound
 from vance_cli.engines.benjy.state import InFlight, PendingQuestion, encode
 
 # --- chain templates --------------------------------------------------------------------------------

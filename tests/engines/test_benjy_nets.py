@@ -8,7 +8,9 @@ import pytest
 
 from tests.engines.benjy_helpers import NOW, ans, cfg, ctx, failed, queue, run, state, types
 from vance_cli.engines.benjy import render
-from vance_cli.engines.benjy.handlers import Say, SetStatus, head_nets, inbound
+from vance_cli.engines.benjy.effects import Say, SetStatus
+from vance_cli.engines.benjy.inbound import inbound
+from vance_cli.engines.benjy.nets import head_nets
 from vance_cli.engines.benjy.state import BENJY_STATE_VERSION, BenjyState, InFlight, PendingQuestion, decode, encode
 from vance_cli.errors import CorruptProcessFile
 
@@ -74,7 +76,7 @@ def test_time_between_runs_does_not_count():
     c = cfg(maxWallclockMinutes=1)
     s = queue(state(items=1), ("DO", 1))
     s.counters.phaseElapsed, s.counters.lastTick = 10.0, NOW
-    from vance_cli.engines.benjy.handlers import Ctx
+    from vance_cli.engines.benjy.effects import Ctx
 
     # resumed a day later: the run started now, so only the seconds since then count
     resumed = Ctx(cfg=c, now=NOW + 86_400 + 5, run_started=NOW + 86_400)

@@ -19,8 +19,7 @@ from typing import Any
 from vance_cli.engines.base import Engine, EngineDeps, EngineHost
 from vance_cli.engines.benjy import render
 from vance_cli.engines.benjy.config import RunConfig, build_run_config
-from vance_cli.engines.benjy.handlers import (
-    ROUTE_OPS,
+from vance_cli.engines.benjy.effects import (
     CheckFacts,
     ControllerAnswer,
     Ctx,
@@ -30,10 +29,11 @@ from vance_cli.engines.benjy.handlers import (
     Say,
     SetStatus,
     Spawn,
-    head_nets,
-    inbound,
-    step,
 )
+from vance_cli.engines.benjy.handlers import step
+from vance_cli.engines.benjy.inbound import inbound
+from vance_cli.engines.benjy.nets import head_nets
+from vance_cli.engines.benjy.routing import ROUTE_OPS
 from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState, Task, load_state
 from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, TodosUpdated, UsageEvent
