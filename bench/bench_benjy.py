@@ -50,7 +50,7 @@ def run_size(items: int) -> dict:
     from vance_cli.config.settings import Settings
     from vance_cli.engines.benjy.state import load_state
     from vance_cli.llm.scripted import FunctionModel
-    from vance_cli.runtime.benjy import BenjyService
+    from vance_cli.runtime.benjy_service import BenjyService
     from vance_cli.runtime.runner import Runtime
 
     root = Path(tempfile.mkdtemp(prefix="vance-bench-benjy-"))
@@ -69,7 +69,7 @@ def run_size(items: int) -> dict:
     scopes = Scopes.discover(cwd=root, env={"VANCE_HOME": str(root / "home")})
     rt = Runtime(scopes, Settings.load(scopes, env={"VANCE_MODEL": "fn"}), model_factory=lambda m, s: model)
     svc = BenjyService(rt)
-    process, _ = svc.start("write the item files", recipe="bench-benjy", workspace=root / "ws")
+    process = svc.start("write the item files", recipe="bench-benjy", workspace=root / "ws").process  # held until run
     start, cpu = time.perf_counter(), time.process_time()
     result = asyncio.run(svc.run(process.id))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu

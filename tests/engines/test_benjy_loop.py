@@ -15,7 +15,7 @@ from vance_cli.config.settings import Settings
 from vance_cli.errors import TransportError
 from vance_cli.events import EventBus, JournalEvent, TodosUpdated
 from vance_cli.llm.scripted import FunctionModel
-from vance_cli.runtime.benjy import BenjyService
+from vance_cli.runtime.benjy_service import BenjyService
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler
 from vance_cli.store.process import Status
@@ -40,8 +40,8 @@ class Harness:
 
     def start(self, goal="write the item files", **kw):
         kw.setdefault("check", CHECK)
-        process, _ = self.svc.start(goal, workspace=self.ws, **kw)
-        return process.id
+        with self.svc.start(goal, workspace=self.ws, **kw) as started:  # released: run() reads the file
+            return started.process.id
 
     def run(self, pid):
         return asyncio.run(self.svc.run(pid)).process

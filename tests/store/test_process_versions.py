@@ -18,7 +18,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.events import EventBus
 from vance_cli.llm.scripted import FunctionModel
-from vance_cli.runtime.benjy import BenjyService
+from vance_cli.runtime.benjy_service import BenjyService
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler, delivery_id
 from vance_cli.store.process import SCHEMA_VERSION, InboxItem, Status

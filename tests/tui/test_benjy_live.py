@@ -15,7 +15,7 @@ from tests.tui.conftest import SIZE, wait_for
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.llm.scripted import FunctionModel
-from vance_cli.runtime.benjy import BenjyService
+from vance_cli.runtime.benjy_service import BenjyService
 from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import Status
 from vance_cli.tui.app import VanceApp
@@ -40,7 +40,7 @@ def _service(tmp_path, fn):
 
 
 def _start(service, ws, goal="write the item files"):
-    process, _ = service.start(goal, workspace=ws, check=CHECK)
+    process = service.start(goal, workspace=ws, check=CHECK).process  # held until the run drives it
     return process.id
 
 

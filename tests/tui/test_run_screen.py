@@ -69,7 +69,7 @@ async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answe
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
     from vance_cli.llm.scripted import FunctionModel
-    from vance_cli.runtime.benjy import BenjyService
+    from vance_cli.runtime.benjy_service import BenjyService
     from vance_cli.runtime.runner import Runtime
     from vance_cli.tui.sources.benjy import BenjyRunSource
 
@@ -87,7 +87,7 @@ async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answe
     ws.mkdir()
     (ws / "check.py").write_text("import sys\nsys.exit(1 if 'BAD' in open('item1.txt').read() else 0)\n")
     service = BenjyService(rt)
-    process, _ = service.start("write item1.txt", workspace=ws, check=f"{sys.executable} check.py")
+    process = service.start("write item1.txt", workspace=ws, check=f"{sys.executable} check.py").process  # held until run
     source = BenjyRunSource(service, process.id)
     app = VanceApp(run_source=source, preload=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -1,4 +1,4 @@
-"""`vance benjy run|resume|answer|status|watch`: Benjy runs. The run loop is runtime.benjy.BenjyService.
+"""`vance benjy run|resume|answer|status|watch`: Benjy runs. The run loop is runtime.benjy_service.BenjyService.
 
 On a terminal (stdin and stdout a tty, no --json, no --plain) run/resume/answer show the run live
 in the console's run screen (vance_cli.tui.run_benjy_live); otherwise progress goes to stderr and
@@ -25,7 +25,7 @@ benjy_app = typer.Typer(
 
 def _service(json_out: bool):
     from vance_cli.config.context import load_context
-    from vance_cli.runtime.benjy import BenjyService
+    from vance_cli.runtime.benjy_service import BenjyService
     from vance_cli.runtime.runner import Runtime
 
     scopes, settings = load_context()
@@ -130,16 +130,18 @@ def run_cmd(
         if value is not None:
             require_text(value, what)
     service = _service(json_out)
-    process, temporary = service.start(
+    # the run stays locked from its creation until the run below drives it
+    with service.start(
         goal, recipe=recipe, workspace=workspace, target=target, check=check, criteria=criteria, allow_exec=allow_exec, model=model
-    )
-    if not json_out:
-        err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
-        err(f"workspace {process.workspace}" + (" (a new temporary folder)" if temporary else ""))
-    if _full_screen(json_out, plain):
-        raise typer.Exit(_live(service, process.id))
-    _subscribe(service, process.id, json_out)
-    raise typer.Exit(_drive(service, process.id, lambda: service.run(process.id), json_out))
+    ) as started:
+        process = started.process
+        if not json_out:
+            err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
+            err(f"workspace {process.workspace}" + (" (a new temporary folder)" if started.temporary else ""))
+        if _full_screen(json_out, plain):
+            raise typer.Exit(_live(service, process.id))
+        _subscribe(service, process.id, json_out)
+        raise typer.Exit(_drive(service, process.id, lambda: service.run(process.id), json_out))
 
 
 @benjy_app.command("resume")
@@ -149,7 +151,7 @@ def resume_cmd(
     plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal."),
 ) -> None:
     """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
-    from vance_cli.runtime.benjy import RunResult
+    from vance_cli.runtime.benjy_service import RunResult
     from vance_cli.terminal import emit_json, err
     from vance_cli.text import for_terminal
 

@@ -127,7 +127,7 @@ class Demo:
         import sys
 
         from vance_cli import demo_brain as brain
-        from vance_cli.runtime.benjy import BenjyService
+        from vance_cli.runtime.benjy_service import BenjyService
         from vance_cli.runtime.runner import Runtime
 
         workspace = self.home / "benjy-workspace"
@@ -138,7 +138,8 @@ class Demo:
         check = f"{shlex.quote(sys.executable)} {brain.CHECK_FILE}"
         service = BenjyService(runtime)
         self.say(f'$ vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}"')
-        process, _ = service.start(brain.BENJY_GOAL, workspace=workspace, check=check, model=brain.DEMO_PREFIX + "benjy")
+        # held locked until the run below drives it
+        process = service.start(brain.BENJY_GOAL, workspace=workspace, check=check, model=brain.DEMO_PREFIX + "benjy").process
         if self.live:
             self.say("  (the run is shown in the console; Esc returns to the demo when it is DONE)")
             result = self.run_in_console(service, process.id)

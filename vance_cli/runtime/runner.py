@@ -25,6 +25,7 @@ from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 
 if TYPE_CHECKING:
+    from vance_cli.config.recipes import Recipe
     from vance_cli.engines.base import EngineHost
 
 ModelFactory = Callable[[str, Settings], ChatModel]
@@ -90,10 +91,23 @@ class Runtime:
     ) -> Process:
         from vance_cli.config.recipes import load_recipe
 
-        recipe = load_recipe(recipe_name, self.scopes)
+        process = self.process_of(load_recipe(recipe_name, self.scopes), model=model, workspace=workspace, parent=parent, title=title)
+        self.create(process)
+        return process
+
+    def process_of(
+        self,
+        recipe: Recipe,
+        *,
+        model: str | None = None,
+        workspace: Path | None = None,
+        parent: str | None = None,
+        title: str | None = None,
+    ) -> Process:
+        """A new process of ``recipe``, not yet on disk; a bad model string fails here."""
         resolved = self.settings.resolve_model(model or recipe.model)
         self.model(resolved)  # a bad model string fails here, before a process file exists
-        process = Process(
+        return Process(
             engine=recipe.engine,
             recipe=recipe.model_dump(mode="json"),
             recipe_name=recipe.name,
@@ -102,9 +116,11 @@ class Runtime:
             title=title,
             workspace=str((workspace or self.scopes.cwd).resolve()),
         )
+
+    def create(self, process: Process) -> None:
+        """Write the new process's file (StoreError if its id exists); this invocation made it."""
         self.store.create(process)
         self._created.add(process.id)
-        return process
 
     def created_child(self, parent: Process, child: Process) -> None:
         """``child`` was spawned by ``parent`` in this invocation: it is as trusted as its parent."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vance_cli.runtime.benjy import BenjyService, RunResult
+    from vance_cli.runtime.benjy_service import BenjyService, RunResult
     from vance_cli.runtime.session import ChatSession
 
 

@@ -9,6 +9,7 @@ editing a recipe file never changes a running process).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -199,7 +200,18 @@ def build_run_config(
     criteria_files: list[str] | None = None,
 ) -> tuple[RunConfig, dict[str, dict[str, Any]]]:
     """The run config and the snapshots of every referenced recipe (name → recipe dict)."""
-    params, refs = resolve(recipe, scopes)
+    return run_config(*resolve(recipe, scopes), check=check, allow_exec=allow_exec, criteria_files=criteria_files)
+
+
+def run_config(
+    params: BenjyParams,
+    refs: dict[str, Recipe],
+    *,
+    check: str | None = None,
+    allow_exec: bool = False,
+    criteria_files: list[str] | None = None,
+) -> tuple[RunConfig, dict[str, dict[str, Any]]]:
+    """``build_run_config`` for params and references ``resolve`` gave already."""
     stages: dict[str, str | None] = {}
     for feature in ("interpret", "route", "evaluate", "reflect", "escalation"):
         spec = params.features.get(feature)
@@ -218,3 +230,21 @@ def build_run_config(
     )
     snapshots = {name: ref.model_dump(mode="json") for name, ref in refs.items()}
     return cfg, snapshots
+
+
+def resolve_criteria(recipe: Any, options: dict[str, Any], workspace: Path) -> list[str]:
+    """criteriaSources of the recipe (relative to the workspace) plus --criteria files; all must exist."""
+    out: list[str] = []
+    for source in (recipe.params or {}).get("criteriaSources") or []:
+        ref = source.get("ref") if isinstance(source, dict) else None
+        if not ref:
+            continue
+        path = (workspace / ref) if not Path(ref).is_absolute() else Path(ref)
+        if not path.is_file():
+            raise RecipeError(f"criteria source {ref!r} not found (looked in {path})", hint="create the file or fix params.criteriaSources")
+        out.append(str(path))
+    for ref in options.get("criteriaFiles") or []:
+        if not Path(ref).is_file():
+            raise RecipeError(f"criteria file {ref} not found", hint="check the --criteria path")
+        out.append(str(ref))
+    return out

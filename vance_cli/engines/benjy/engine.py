@@ -18,7 +18,7 @@ from typing import Any
 
 from vance_cli.engines.base import Engine, EngineDeps, EngineHost
 from vance_cli.engines.benjy import render
-from vance_cli.engines.benjy.config import RunConfig, build_run_config
+from vance_cli.engines.benjy.config import RunConfig, build_run_config, resolve_criteria
 from vance_cli.engines.benjy.effects import (
     CheckFacts,
     ControllerAnswer,
@@ -455,26 +455,6 @@ def _todo_position(todos: list[Todo], item_id: int) -> int | None:
             return None
         i -= 1
     return None
-
-
-def resolve_criteria(recipe: Any, options: dict[str, Any], workspace: Path) -> list[str]:
-    """criteriaSources of the recipe (relative to the workspace) plus --criteria files; all must exist."""
-    from vance_cli.config.recipes import RecipeError
-
-    out: list[str] = []
-    for source in (recipe.params or {}).get("criteriaSources") or []:
-        ref = source.get("ref") if isinstance(source, dict) else None
-        if not ref:
-            continue
-        path = (workspace / ref) if not Path(ref).is_absolute() else Path(ref)
-        if not path.is_file():
-            raise RecipeError(f"criteria source {ref!r} not found (looked in {path})", hint="create the file or fix params.criteriaSources")
-        out.append(str(path))
-    for ref in options.get("criteriaFiles") or []:
-        if not Path(ref).is_file():
-            raise RecipeError(f"criteria file {ref} not found", hint="check the --criteria path")
-        out.append(str(ref))
-    return out
 
 
 def read_sources(paths: list[str]) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from vance_cli.errors import StoreError
 from vance_cli.events import Event, StatusChanged, TodosUpdated, UsageEvent
-from vance_cli.runtime.benjy import BenjyService, RunResult
+from vance_cli.runtime.benjy_service import BenjyService, RunResult
 from vance_cli.store.process import Process, Status
 from vance_cli.tui.sources.base import Emit, RunSource
 from vance_cli.tui.status import StatusInfo, pending_question, status_info

@@ -91,6 +91,6 @@ class ProcessFileSource(RunSource):
 
     async def answer(self, text: str) -> None:
         """Answer the pending question of a run that another vance drives: into its inbox."""
-        from vance_cli.runtime.benjy import queue_answer
+        from vance_cli.runtime.benjy_service import queue_answer
 
         queue_answer(self.store, self.process_id, text)

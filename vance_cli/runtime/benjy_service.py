@@ -4,12 +4,19 @@ A consumer subscribes to ``runtime.bus`` (vance_cli.events) before calling ``run
 journal entries, todos, status changes, worker tool calls and the final synthesis arrive there.
 ``request_stop()`` (e.g. from a Ctrl+C handler or a console button) ends the run at the next safe
 point (between two tasks) with the process SUSPENDED and resumable.
+
+``start`` loads the recipe and resolves its params once, writes the process file once (the goal
+in its inbox), and returns the run still locked: the ``run`` that follows drives that same
+process, with the config ``start`` resolved, without reading the file again. Nothing can take the
+run in between (``vance benjy resume`` in another terminal finds it locked).
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +62,29 @@ class RunResult:
         return None
 
 
+@dataclass
+class StartedRun:
+    """A run ``start`` created, still locked until ``run`` drives it (or the block ends)."""
+
+    process: Process
+    temporary: bool  # its workspace is a new temporary folder
+    _lock: contextlib.ExitStack = field(repr=False)
+
+    def release(self) -> None:
+        self._lock.close()
+
+    def __enter__(self) -> StartedRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class BenjyService:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._stop = False
+        self._started: dict[str, StartedRun] = {}
 
     def request_stop(self) -> None:
         self._stop = True
@@ -103,13 +129,15 @@ class BenjyService:
         criteria: str | Path | None = None,
         allow_exec: bool = False,
         model: str | None = None,
-    ) -> tuple[Process, bool]:
-        """Validate everything, then create the process with the goal in its inbox.
+    ) -> StartedRun:
+        """Validate everything, then create the process with the goal in its inbox, and keep it locked.
 
-        Returns (process, whether its workspace is a new temporary folder).
+        Use it as a context manager: ``run(process.id)`` inside the block drives the run under
+        the lock ``start`` took; leaving the block releases a run that was not driven.
         """
         from vance_cli.config.recipes import load_recipe
-        from vance_cli.engines.benjy.config import resolve
+        from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
+        from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
@@ -117,7 +145,7 @@ class BenjyService:
         if loaded.engine != "benjy":
             raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
                              hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
-        params, _refs = resolve(loaded, self.runtime.scopes)  # fail fast, before any file is written
+        params, refs = resolve(loaded, self.runtime.scopes)  # fail fast, before any file is written
         criteria_files: list[str] = []
         if criteria is not None:
             path = Path(criteria).expanduser()
@@ -126,20 +154,36 @@ class BenjyService:
                 raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
             criteria_files.append(str(path))
         ws, temporary = self.resolve_workspace(workspace, target, params.workTarget.targetName)
-        process = self.runtime.new_process(loaded.name if loaded.origin else str(loaded.path), model=model, workspace=ws)
-        process.engine_params["benjyOptions"] = {
-            "check": check,
-            "allowExec": allow_exec,
-            "criteriaFiles": criteria_files,
-            "model": model,
-        }
-        self.runtime.send(process, goal)
-        return process, temporary
+        options = {"check": check, "allowExec": allow_exec, "criteriaFiles": criteria_files, "model": model}
+        # what the run's first loop entry would resolve (engines/benjy/engine.py: _first_entry)
+        cfg, snapshots = run_config(
+            params, refs, check=check, allow_exec=allow_exec, criteria_files=resolve_criteria(loaded, options, ws)
+        )
+        process = self.runtime.process_of(loaded, model=model, workspace=ws)
+        process.engine_params[OPTIONS_KEY] = options
+        self.runtime.send(process, goal, save=False)
+        lock = contextlib.ExitStack()
+        lock.enter_context(self.runtime.store.lock(process.id))
+        try:
+            self.runtime.create(process)
+        except BaseException:
+            lock.close()
+            raise
+        # Handed to the run in memory only: the file holds the goal and the options, so a run
+        # taken up from the file (after a crash, or by another vance) resolves its config itself.
+        process.engine_params[STATE_KEY] = BenjyState(config=cfg.model_dump(mode="json"))
+        process.engine_params[RECIPES_KEY] = snapshots
+        started = StartedRun(process, temporary, lock)
+        self._started[process.id] = started
+        lock.callback(self._started.pop, process.id, None)
+        return started
 
     # --- running -------------------------------------------------------------------------------
 
     def _scheduler(self, process: Process) -> Scheduler:
-        options = process.engine_params.get("benjyOptions") or {}
+        from vance_cli.engines.benjy.state import OPTIONS_KEY
+
+        options = process.engine_params.get(OPTIONS_KEY) or {}
         return Scheduler(self.runtime, model_override=options.get("model"), should_stop=lambda: self._stop)
 
     def _check_benjy(self, process: Process) -> None:
@@ -147,12 +191,21 @@ class BenjyService:
             raise UsageError(f"process {process.id} is a {process.engine} process, not a Benjy run",
                              hint="`vance chat --resume ID` continues chats")
 
+    @contextlib.contextmanager
+    def _held(self, pid: str) -> Iterator[Process]:
+        """The run ``pid`` locked and loaded: the one ``start`` holds, else from its file."""
+        started = self._started.get(pid)
+        if started is not None:
+            with started:
+                yield started.process
+            return
+        with self.runtime.store.lock(pid):
+            yield self.runtime.store.load(pid)
+
     async def run(self, pid: str) -> RunResult:
         """Drive the run (and its workers) until DONE, BLOCKED, a failure or a stop request."""
-        store = self.runtime.store
-        pid = store.resolve_id(pid)
-        with store.lock(pid):
-            process = store.load(pid)
+        pid = pid if pid in self._started else self.runtime.store.resolve_id(pid)
+        with self._held(pid) as process:
             self._check_benjy(process)
             try:  # a DONE run still has its scheduler close a worker a crash left unclosed
                 await self._scheduler(process).run_loaded(process)
@@ -164,10 +217,8 @@ class BenjyService:
         """Put the answer (or any message) in the run's inbox and continue it."""
         if not text.strip():
             raise UsageError("the answer is empty", hint='pass the answer as text: vance benjy answer ID "yes, go on"')
-        store = self.runtime.store
-        pid = store.resolve_id(pid)
-        with store.lock(pid):
-            process = store.load(pid)
+        pid = pid if pid in self._started else self.runtime.store.resolve_id(pid)
+        with self._held(pid) as process:
             self._check_benjy(process)
             if process.status == Status.DONE:
                 raise UsageError(f"process {pid} is DONE", hint="start a new run with vance benjy run")
