@@ -41,7 +41,6 @@ FLOORS: list[tuple[str, ...]] = [
 KNOWN_UPWARD: set[str] = {
     "vance_cli.config.settings -> vance_cli.llm.base",
     "vance_cli.config.settings -> vance_cli.llm.capabilities",
-    "vance_cli.engines.benjy.engine -> vance_cli.runtime.crashpoints",
     "vance_cli.llm.factory -> vance_cli.demo_brain",
     "vance_cli.llm.provider_schema -> vance_cli.structure.errors",
     "vance_cli.llm.reasons -> vance_cli.structure.errors",

@@ -2,7 +2,7 @@
 
 The run: two items over the real HTTP transport with a stateless scripted server; item 2 fails its
 check once, so the route call and a retry worker are on the path. Each case kills the run at one
-point (VANCE_TEST_CRASH_AT, vance_cli/runtime/crashpoints.py) — every phase of the Benjy loop, a
+point (VANCE_TEST_CRASH_AT, vance_cli/crashpoints.py) — every phase of the Benjy loop, a
 worker's turn, the spawn and the delivery of a worker's reply — then resumes it and checks that
 no item was lost or done twice and that the journal and the todos agree with the queue.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from tests.cli.helpers import vance
 from tests.engines.benjy_brain import Brain
+from vance_cli.crashpoints import POINTS
 from vance_cli.engines.benjy.state import load_state
-from vance_cli.runtime.crashpoints import POINTS
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import Status
 

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.config.trust import project_trusted
+from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
-from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 

@@ -38,11 +38,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from vance_cli.crashpoints import crashpoint
 from vance_cli.engines import awaits_workers, has_work, pending_question, waiting_on, worker_params
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
-from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import Delivery, InboxItem, Process, Status
 from vance_cli.store.transcript import child_outcome

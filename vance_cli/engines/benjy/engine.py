@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from vance_cli.crashpoints import crashpoint
 from vance_cli.engines.base import Engine, EngineDeps, EngineHost
 from vance_cli.engines.benjy import render
 from vance_cli.engines.benjy.config import RunConfig, build_run_config, resolve_criteria
@@ -38,7 +39,6 @@ from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, B
 from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, TodosUpdated, UsageEvent
 from vance_cli.llm.base import Message
-from vance_cli.runtime.crashpoints import crashpoint
 from vance_cli.store.process import Process, Status, Todo, new_process_id
 
 JOURNAL_CHUNK = 50  # journal entries per archive file (the history keeps up to twice that)
