@@ -415,7 +415,9 @@ class Settings:
         ignored: list[str] = []
         for origin, path in scopes.config_files():
             if path.is_file():
-                layer = _read_toml(path, scopes.user)
+                # not kept in the parse cache: a config.toml may hold an API key, and keeping it
+                # saves ~2 ms (store/parse_cache.py)
+                layer = _read_toml(path)
                 checker = _Checker(str(path))
                 checker.layer(layer)
                 warnings += checker.warnings
