@@ -24,7 +24,7 @@ LLAMA_CPP_PYTHON_SHA256=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 # A dated line in a build log, so the README's build times can be read off the log itself.
-stamp() { printf '== %s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >>"$1"; }
+stamp() { local log="$1"; shift; printf '== %s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$*" >>"$log"; }
 
 # The llama.cpp sources: the llama-cpp-python sdist, downloaded once, its digest checked every time.
 sources() {
