@@ -39,7 +39,10 @@ sys.path.insert(0, str(HERE))
 import cases as suite  # noqa: E402  (beside this file, not a package)
 
 SECTIONS = ("chat", "structure", "benjy")
-DEFAULT_TIMEOUT = {"chat": 240.0, "structure": 150.0, "benjy": 420.0}
+DEFAULT_TIMEOUT = {"chat": 240.0, "structure": 150.0, "benjy": 300.0}
+# Outside $HOME: a ~/.vance folder (made by any vance run without VANCE_HOME) is a project scope
+# for every folder under $HOME, and not under /tmp, which exec_run's sandbox replaces.
+DEFAULT_OUT = Path("/var/tmp/vance-realmodel-eval")
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -159,8 +162,9 @@ class Run:
 
 
 def stop_group(proc: subprocess.Popen) -> None:
-    """Ctrl+C first (Vance saves the process SUSPENDED), then SIGTERM, then SIGKILL, to the group."""
-    for sig, grace in ((signal.SIGINT, 20), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+    """Ctrl+C (Vance stops at its next safe point and saves the process SUSPENDED), a second Ctrl+C
+    (at once: a model call on this CPU can outlast the first grace), then SIGTERM, then SIGKILL."""
+    for sig, grace in ((signal.SIGINT, 10), (signal.SIGINT, 10), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
@@ -361,6 +365,8 @@ class Harness:
             why.append(f"exit {run.rc}: {run.last_error()}")
         if shown is None:
             why.append("no process to show")
+        if pid and not (home / "processes" / f"{pid}.json").is_file():
+            why.append(f"process {pid} is not in the case's VANCE_HOME: usage unknown")
         else:
             if status != "BLOCKED":
                 why.append(f"status {status} ({shown.get('status_reason')})")
@@ -494,8 +500,11 @@ class Harness:
         procs = processes(home)
         top = next((p for p in procs if not p.get("parent")), {})
         why = []
+        if not procs:
+            why.append(f"no process file in the case's VANCE_HOME ({home}): usage unknown")
         if check.returncode != 0:
-            why.append("check failed: " + " ".join((check.stdout + check.stderr).split())[:160])
+            said = [ln.strip() for ln in (check.stdout + check.stderr).splitlines() if ln.strip()]
+            why.append("check failed: " + (said[-1][:160] if said else f"exit {check.returncode}"))
         if run.timed_out:
             why.append(f"timeout after {run.wall:.0f}s")
         elif variant == "benjy" and run.rc == 0 and check.returncode != 0:
@@ -570,8 +579,13 @@ def markdown(meta: dict, results: list[dict]) -> str:
     lines = [
         f"# Vance on {meta['model']} ({meta['date']})",
         "",
-        f"Server: {meta['server'].get('build_info') or '?'}, {meta['server'].get('n_ctx')} tokens of context, "
-        f"default temperature {meta['server'].get('default_temperature')}; vance {meta['vance_rev']}; "
+        (
+            f"Server: llama-server {meta['server']['build_info']}, {meta['server'].get('n_ctx')} tokens of context, "
+            f"default temperature {meta['server'].get('default_temperature')}; "
+            if meta["server"].get("build_info")
+            else "Server: no /props (not llama-server: no server-side figures); "
+        )
+        + f"vance {meta['vance_rev']}; "
         f"load average {meta['load_start']} at the start; timeouts {meta['timeouts']}.",
         "",
         "| section | case | ok | calls | prompt tok | completion tok | server: processed / cached / generated | s | why |",
@@ -630,7 +644,7 @@ def main() -> int:
     ap.add_argument("--only", choices=SECTIONS)
     ap.add_argument("--cases", help="comma-separated case ids (a coding task runs both variants; ID/benjy one)")
     ap.add_argument("--timeout", type=float, help=f"seconds per case (default {DEFAULT_TIMEOUT})")
-    ap.add_argument("--out", help="results folder (default $VANCE_REALMODEL_CACHE/eval/<date>-<model>)")
+    ap.add_argument("--out", help=f"results folder (default {DEFAULT_OUT}/<date>-<model>)")
     ap.add_argument("--vance-config", help="a config.toml copied into every case's VANCE_HOME (default: none)")
     ap.add_argument("--vance", help="the vance command (default: the one beside this Python)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
@@ -641,7 +655,6 @@ def main() -> int:
         return 0
     plan = selected(args)
     base = f"http://127.0.0.1:{args.port}"
-    cache = Path(os.environ.get("VANCE_REALMODEL_CACHE", Path.home() / ".cache/vance-realmodel"))
     started_pid = None
     models = served_models(base)
     if models is None:
@@ -656,7 +669,14 @@ def main() -> int:
         raise SystemExit(f"eval: {base} serves {models}, not {args.model!r}")
     args.model = args.model or models[0]
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path(args.out) if args.out else cache / "eval" / f"{stamp}-{args.model}"
+    out = (Path(args.out) if args.out else DEFAULT_OUT / f"{stamp}-{args.model}").resolve()
+    above = next((d / ".vance" for d in (out, *out.parents) if (d / ".vance").is_dir()), None)
+    if above is not None:
+        # Vance would take that folder as the project scope of every case (its processes, its
+        # settings), whatever VANCE_HOME says: ~/.vance does this for any folder under $HOME.
+        if started_pid is not None:
+            subprocess.run([str(HERE / "serve.sh"), "--stop", str(args.port)], check=False)
+        raise SystemExit(f"eval: {above} is above {out}: the cases would run in its project scope; pick another --out")
     out.mkdir(parents=True, exist_ok=True)
     rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     harness = Harness(args, base, out)

@@ -61,11 +61,11 @@ fi
 [ $# -ge 2 ] || usage
 model="$1" port="$2"
 shift 2
-kind=llama-server
+kind=llama-server label=llama-server
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --python) kind=python ;;
+    --python) kind=python label="llama-cpp-python (llama_cpp.server)" ;;
     --) shift; extra=("$@"); break ;;
     *) die "unknown option $1 (server arguments go after --)" ;;
   esac
@@ -128,6 +128,6 @@ until curl -sf -o /dev/null --max-time 5 "$base/v1/models"; do
   fi
   sleep 0.5
 done
-say "$kind serves $name on $base/v1 (pid $pid, ${ctx} tokens of context, $threads threads, up after $((SECONDS - start))s; log: $log)"
+say "$label serves $name on $base/v1 (pid $pid, ${ctx} tokens of context, $threads threads, up after $((SECONDS - start))s; log: $log)"
 say "use: VANCE_MODEL=openai/$name VANCE_API_BASE=$base/v1; stop: bench/realmodel/serve.sh --stop $port"
 echo "$pid"

@@ -69,8 +69,9 @@ build_server() {
 # llama-cpp-python's server. Its Python package loads libllama.so through ctypes
 # (LLAMA_CPP_LIB_PATH); the static archives of the llama-server build cannot be linked into one
 # (not position-independent: "relocation R_X86_64_PC32 ... recompile with -fPIC"), so libllama
-# and ggml are compiled once more as shared libraries: ggml and src only, about 3 of the server
-# build's 14 minutes. The package itself runs from the sdist's source folder; pip installs only
+# and ggml are compiled once more as shared libraries: ggml and src only (they took 3 of the server
+# build's 14 minutes there, but 22 minutes alone here with a model server and test suites
+# beside it). The package itself runs from the sdist's source folder; pip installs only
 # its pure-Python dependencies into a venv of its own (none of them into Vance's).
 build_python_server() {
   local lib="$cache/pyserver/lib" venv="$cache/pyserver/venv"
@@ -85,7 +86,7 @@ build_python_server() {
       -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
       -DGGML_NATIVE=ON >>"$log" 2>&1 || { tail -20 "$log" >&2; exit 1; }
     stamp "$log" "build start"
-    say "building libllama.so (about 4 min on 2 cores)"
+    say "building libllama.so (22 min here on 2 cores shared with a model server and test suites)"
     cmake --build "$cache/build-shared" --target llama -j "$(nproc)" >>"$log" 2>&1 \
       || { tail -30 "$log" >&2; exit 1; }
     stamp "$log" "build end"
