@@ -232,25 +232,21 @@ async def test_a_stream_that_never_starts_is_bounded_by_max_total(kind, fake_ope
     # The full-screen console streams: a hung server must cost max_total there too, not
     # attempts x timeout (each attempt here would wait 5 s for its first byte).
     from vance_cli.errors import TransportError
-    from vance_cli.llm.streaming import stream_completion
-
     for _ in range(3):
         fake_openai.enqueue(text="far too late", delay=8)
     model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
     started = time.monotonic()
     with pytest.raises(TransportError) as info:
-        await stream_completion(model, ASK, lambda delta: None)
+        await model.stream(ASK, lambda delta: None)
     assert time.monotonic() - started < 3.5
     assert "1.5s budget of the whole call" in info.value.message
 
 
 @pytest.mark.parametrize("kind", ["direct", "litellm"])
 async def test_a_stream_that_keeps_sending_outlives_max_total(kind, fake_openai, make_model):
-    from vance_cli.llm.streaming import stream_completion
-
     fake_openai.enqueue(text="a reply in several pieces", chunk_delay=0.3)  # ~6 chunks, ~2 s in all
     model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
-    completion = await stream_completion(model, ASK, lambda delta: None)
+    completion = await model.stream(ASK, lambda delta: None)
     assert completion.text == "a reply in several pieces"
 
 

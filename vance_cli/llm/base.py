@@ -8,7 +8,10 @@ provider litellm speaks maps onto it; ``meta`` carries Vance's own annotations (
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -212,11 +215,65 @@ class Capabilities(BaseModel):
     parallel_tool_calls: bool = True
 
 
-@runtime_checkable
-class ChatModel(Protocol):
-    """One async call: a request in, one completion out. Transport retries happen inside."""
+@dataclass(frozen=True)
+class StreamDelta:
+    """One piece of a reply as it arrives (for display only; nothing an engine decides comes from it).
+
+    ``text`` is free text to append; ``tool_index`` with ``tool_name`` (first piece of a call) and
+    ``arguments`` (argument text to append) is a tool call growing. ``restart`` says a transport
+    retry starts the reply over: drop what was received so far.
+    """
+
+    text: str = ""
+    tool_index: int | None = None
+    tool_name: str | None = None
+    arguments: str = ""
+    restart: bool = False
+
+
+OnDelta = Callable[[StreamDelta], None]
+
+
+def replay(completion: Completion, on_delta: OnDelta) -> None:
+    """A finished completion as deltas (for models that cannot stream)."""
+    if completion.text:
+        on_delta(StreamDelta(text=completion.text))
+    for index, call in enumerate(completion.tool_calls):
+        on_delta(StreamDelta(tool_index=index, tool_name=call.name, arguments=call.arguments))
+
+
+class ChatModel(ABC):
+    """One async call: a request in, one completion out. Transport retries happen inside.
+
+    Everything the engines use of a model is declared here, so no call site has to probe for it:
+    ``complete``; ``stream`` (the same Completion, with display deltas while it arrives); ``aclose``
+    (what the model holds open); ``prepare`` (slow set-up, before the first call); and the output
+    limits a reply cut off at ``max_tokens`` is asked again within.
+    """
 
     name: str
     capabilities: Capabilities
+    # The output limit a request runs with when it sets none, and the most the model can give
+    # (litellm's model map); None where nothing says (scripted models, models the map does not know).
+    max_tokens: int | None = None
+    max_output_tokens: int | None = None
 
+    @abstractmethod
     async def complete(self, request: ChatRequest) -> Completion: ...
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, with display deltas sent to ``on_delta`` while the reply arrives.
+
+        A model that cannot stream (scripted and function models) answers with ``complete`` and
+        replays the result as deltas, so a display behaves the same over every model.
+        """
+        completion = await self.complete(request)
+        replay(completion, on_delta)
+        return completion
+
+    # Not abstract: most models hold nothing open and need no set-up (B027 is about forgetting that).
+    async def aclose(self) -> None:  # noqa: B027
+        """Close what the model holds open (HTTP connections); nothing by default."""
+
+    async def prepare(self) -> None:  # noqa: B027
+        """Do slow set-up (a heavy import) without blocking the event loop; nothing by default."""

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion, OnDelta, replay
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.endpoints import normalize_api_base, shown_url
 from vance_cli.llm.guard import check_request_allowed
@@ -33,7 +33,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, stream_body, stream_with_retries
+from vance_cli.llm.streaming import ChunkAssembler, stream_body, stream_with_retries
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -171,7 +171,7 @@ def _fill_from(completion: Completion, assembled: Completion) -> None:
             call.extra = call.extra or seen.extra
 
 
-class LiteLLMModel:
+class LiteLLMModel(ChatModel):
     """ChatModel calling ``litellm.acompletion`` (non-streaming)."""
 
     def __init__(
@@ -268,9 +268,9 @@ class LiteLLMModel:
     async def aclose(self) -> None:
         """Nothing to close: litellm owns its HTTP clients."""
 
-    def prepare(self) -> None:
-        """Import litellm now (seconds): a full-screen app calls this in a thread after its first paint."""
-        _litellm()
+    async def prepare(self) -> None:
+        """Import litellm (seconds) in a thread: a full-screen app calls this after its first paint."""
+        await asyncio.to_thread(_litellm)
 
     # --- streaming (stream=True) -----------------------------------------------------------------
 

@@ -24,10 +24,13 @@ from vance_cli.llm.base import (
     EXTRA_CALL_KEYS,
     EXTRA_MESSAGE_KEYS,
     Capabilities,
+    ChatModel,
     ChatRequest,
     Completion,
+    OnDelta,
     ToolCall,
     Usage,
+    replay,
     wire_messages,
 )
 from vance_cli.llm.capabilities import OPENAI_HOST, default_capabilities
@@ -44,7 +47,7 @@ from vance_cli.llm.retry import (
     retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, sse_data, stream_body, stream_with_retries
+from vance_cli.llm.streaming import ChunkAssembler, sse_data, stream_body, stream_with_retries
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
@@ -257,7 +260,7 @@ def _error_detail(response: httpx.Response) -> str:
     return json.dumps(data)[:300]
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(ChatModel):
     """ChatModel over ``POST {api_base}/chat/completions``."""
 
     def __init__(
