@@ -78,6 +78,7 @@ def _load(path):
 async def test_openai_itself_gets_max_completion_tokens(monkeypatch):
     # OpenAI's reasoning models reject max_tokens. No network: httpx's MockTransport answers.
     from vance_cli.llm.openai_compat import OpenAICompatModel
+    from vance_cli.llm.profile import build_profile
 
     monkeypatch.setenv("VANCE_ALLOW_MODEL_REQUESTS", "1")
     seen: list[dict] = []
@@ -86,8 +87,8 @@ async def test_openai_itself_gets_max_completion_tokens(monkeypatch):
         seen.append(json.loads(request.content))
         return httpx.Response(200, json=response("openai_text"))
 
-    model = OpenAICompatModel("openai/o3-mini", "https://api.openai.com/v1", "sk-test",
-                              transport=httpx.MockTransport(handler), announce=None)
+    profile = build_profile("openai/o3-mini", api_base="https://api.openai.com/v1", api_key="sk-test")
+    model = OpenAICompatModel(profile, transport=httpx.MockTransport(handler), announce=None)
     await model.complete(ASK)
     await model.aclose()
     assert "max_tokens" not in seen[0]
@@ -99,7 +100,8 @@ def test_reading_the_model_map_never_imports_litellm():
         "import sys\n"
         "from vance_cli.llm.openai_compat import OpenAICompatModel\n"
         "from vance_cli.llm.capabilities import default_capabilities\n"
-        "m = OpenAICompatModel('openai/gpt-4o-mini', 'http://127.0.0.1:9/v1')\n"
+        "from vance_cli.llm.profile import build_profile\n"
+        "m = OpenAICompatModel(build_profile('openai/gpt-4o-mini', api_base='http://127.0.0.1:9/v1'))\n"
         "assert m.max_tokens == 16384 and m.price is not None, (m.max_tokens, m.price)\n"
         "assert default_capabilities('o3-mini').parallel_tool_calls is False\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"

@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import copy
 import difflib
-import inspect
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
 from vance_cli.store.parse_cache import cached_parse
-
-if TYPE_CHECKING:
-    from vance_cli.llm.base import Capabilities
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
 
@@ -565,36 +561,17 @@ class Settings:
         opts["timeout"] = float(opts["timeout"])
         return opts
 
-    def capabilities_for(self, model: str) -> Capabilities:
-        """The provider table's capabilities for ``model``, updated by [models."<model>".capabilities]."""
-        from vance_cli.llm.base import Capabilities
+    def capability_overrides(self, model: str) -> dict[str, Any]:
+        """``[models."<model>".capabilities]``, checked: what config.toml says a model can do.
 
+        What a model string can do by default is the model layer's business (llm/profile.py
+        applies these over its provider table); settings only check the table's keys and types.
+        """
         if model.startswith(ALIAS_PREFIX):
             model = self.resolve_model(model)
-        api_base = self.model_options(model)["api_base"]
-        caps = _default_capabilities(model, api_base)
-        if caps is None:
-            caps = Capabilities()
         overrides = self._model_table(model).get("capabilities") or {}
         if overrides:
             _Checker(f'settings [models."{model}".capabilities]').capabilities(
                 overrides, ["models", model, "capabilities"]
             )
-            caps = caps.model_copy(update=overrides)
-        return caps
-
-
-def _default_capabilities(model: str, api_base: str | None) -> Capabilities | None:
-    try:
-        from vance_cli.llm.capabilities import default_capabilities
-    except (
-        ImportError
-    ):  # the llm layer's table is optional: fall back to the conservative defaults
-        return None
-    try:
-        params = inspect.signature(default_capabilities).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        params = {}
-    if "api_base" in params or len(params) >= 2:
-        return default_capabilities(model, api_base)
-    return default_capabilities(model)
+        return overrides

@@ -87,47 +87,6 @@ class Message(BaseModel):
         return out
 
 
-# Assistant-message fields a provider wants back on the next request of a tool loop (see
-# wire_messages), and the same for one tool call; litellm moves unknown ones into
-# ``provider_specific_fields``.
-EXTRA_MESSAGE_KEYS = ("reasoning_content", "thinking_blocks", "reasoning_details", "extra_content")
-EXTRA_CALL_KEYS = ("extra_content",)
-
-# A tool result with no text: Anthropic and Gemini reject empty text parts, and the model should
-# know the tool ran and said nothing.
-EMPTY_TOOL_RESULT = "(the tool returned no output)"
-
-
-def wire_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
-    """The messages as sent to ``model``: the one place that decides what reaches a provider.
-
-    - An assistant turn with neither text nor a tool call is never sent: Gemini answers 400
-      "empty text parameter", Anthropic 400 "text content blocks must be non-empty" (and litellm
-      would otherwise put placeholder text in the model's mouth). The correction that follows it
-      says what happened.
-    - A system message with no text is never sent (a recipe without a prompt): Gemini gets it as
-      an empty text part of ``system_instruction``, and it tells any model nothing.
-    - A tool result with no text is sent as ``EMPTY_TOOL_RESULT``.
-    - Provider extras of the assistant turns since the last user message (the open tool loop) go
-      back to the model that produced them, which is what DeepSeek (``reasoning_content``),
-      Anthropic (thinking blocks before a tool_use) and Gemini (thought signatures) require;
-      older turns and other models never get them.
-    """
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    out: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        if message.role == "assistant" and message.is_empty():
-            continue
-        if message.role == "system" and not (message.content or "").strip():
-            continue
-        with_extras = index > last_user and message.extras_from == model
-        wire = message.to_openai(with_extras=with_extras)
-        if message.role == "tool" and not (message.content or "").strip():
-            wire["content"] = EMPTY_TOOL_RESULT
-        out.append(wire)
-    return out
-
-
 class ToolSpec(BaseModel):
     """What the model sees of a tool."""
 

@@ -2,7 +2,7 @@
 
 A streamed call ends in exactly the Completion the non-streaming call would have produced: the
 chunks are folded back into a chat-completions response body (``ChunkAssembler.body``) and that
-body goes through the one response parser (``openai_compat.parse_response``). The deltas are for
+body goes through the one response parser (``wire.parse_response``). The deltas are for
 display only; nothing an engine decides comes from them.
 
 Engines call ``ChatModel.stream`` (llm/base.py): the transports stream for real; scripted and
@@ -17,15 +17,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS, Completion, OnDelta, StreamDelta
+from vance_cli.llm.base import Completion, OnDelta, StreamDelta
 from vance_cli.llm.retry import retry_per_settings
+from vance_cli.llm.wire import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS
 
 RESTART = StreamDelta(restart=True)
-
-
-def stream_body(body: dict[str, Any]) -> dict[str, Any]:
-    """A request body (``build_body``) asking for server-sent events with a final usage chunk."""
-    return {**body, "stream": True, "stream_options": {"include_usage": True}}
 
 
 class ChunkAssembler:
@@ -39,7 +35,7 @@ class ChunkAssembler:
     def __init__(self) -> None:
         self._text: list[str] = []
         self._refusal: list[str] = []
-        # Provider fields the reply must carry back (base.EXTRA_MESSAGE_KEYS): text pieces are
+        # Provider fields the reply must carry back (wire.EXTRA_MESSAGE_KEYS): text pieces are
         # joined, lists extended, objects merged.
         self._extras: dict[str, Any] = {}
         self._calls: dict[int, dict[str, Any]] = {}
