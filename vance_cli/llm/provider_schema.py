@@ -52,6 +52,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from vance_cli.llm.base import Capabilities
+from vance_cli.text import json_pointer, pointer_token
 
 RESULT_KEY = "result"
 NEED_KEY = "_need"
@@ -223,7 +224,7 @@ def schema_name(name: str) -> str:
 
 
 def _ptr(parts: tuple[str, ...]) -> str:
-    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts) if parts else "(root)"
+    return json_pointer(parts, "(root)")
 
 
 def _types(node: dict[str, Any]) -> list[str]:
@@ -1539,7 +1540,7 @@ def _resolve(root: Any, ref: str) -> Any:
     if not frag.startswith("/"):
         raise KeyError(ref)  # an anchor
     for raw in frag[1:].split("/"):
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        part = pointer_token(unquote(raw))
         if isinstance(node, dict):
             node = node[part]
         elif isinstance(node, list):
