@@ -41,8 +41,6 @@ FLOORS: list[tuple[str, ...]] = [
 KNOWN_UPWARD: set[str] = {
     "vance_cli.config.recipes -> vance_cli.engines",
     "vance_cli.config.recipes -> vance_cli.tools.base",
-    "vance_cli.config.settings -> vance_cli.llm.base",
-    "vance_cli.config.settings -> vance_cli.llm.capabilities",
     "vance_cli.demo -> vance_cli.cli.printer",
     "vance_cli.demo -> vance_cli.cli.procs",
     "vance_cli.engines.benjy.engine -> vance_cli.runtime.crashpoints",
