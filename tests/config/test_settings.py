@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from vance_cli.config.scopes import Scopes
-from vance_cli.config.settings import Settings, split_key
+from vance_cli.config.settings import Settings
+from vance_cli.config.settings_keys import split_key
 from vance_cli.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]

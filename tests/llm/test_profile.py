@@ -6,7 +6,8 @@ import textwrap
 from pathlib import Path
 
 from vance_cli.config.scopes import Scopes
-from vance_cli.config.settings import CAPABILITY_KEYS, Settings
+from vance_cli.config.settings import Settings
+from vance_cli.config.settings_keys import CAPABILITY_KEYS
 from vance_cli.llm import profile as profile_mod
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.factory import transport_for
@@ -97,7 +98,7 @@ def test_defaults_without_settings():
     profile = build_profile("openai/my-local-model", api_base="http://127.0.0.1:9/v1/chat/completions")
     assert profile.api_base == "http://127.0.0.1:9/v1"  # not doubled by the client's /chat/completions
     assert profile.transport == "direct"
-    assert profile.timeout == 120.0  # the one default (config/settings.py), no 60 s fallback
+    assert profile.timeout == 120.0  # the one default, no 60 s fallback
     assert dict(profile.retries) == {"attempts": 4, "base_delay": 0.5, "max_delay": 4.0, "max_total": 180.0}
     assert profile.max_tokens == DEFAULT_MAX_TOKENS and profile.max_output_tokens is None
     assert profile.price is None and not profile.price_configured

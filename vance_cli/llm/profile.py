@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from vance_cli.config.settings import DEFAULT_TIMEOUT
+from vance_cli.config.settings_keys import DEFAULT_TIMEOUT
 from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.capabilities import default_capabilities
