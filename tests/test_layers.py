@@ -45,7 +45,6 @@ KNOWN_UPWARD: set[str] = {
     "vance_cli.demo -> vance_cli.cli.procs",
     "vance_cli.engines.benjy.engine -> vance_cli.runtime.crashpoints",
     "vance_cli.engines.benjy.engine -> vance_cli.runtime.scheduler",
-    "vance_cli.llm.factory -> vance_cli.demo_brain",
     "vance_cli.llm.provider_schema -> vance_cli.structure.errors",
     "vance_cli.llm.reasons -> vance_cli.structure.errors",
     "vance_cli.store.files -> vance_cli.config.scopes",

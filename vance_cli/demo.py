@@ -74,7 +74,7 @@ class Demo:
         from vance_cli.runtime.runner import Runtime
 
         scopes, settings = self.context(workspace)
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=brain.model_factory)
         seen: list[str] = []
 
         def narrate(event) -> None:
@@ -109,7 +109,7 @@ class Demo:
         from vance_cli.structure.service import StructureRequest, StructureService
 
         _, settings = self.context(workspace)
-        service = StructureService(settings)
+        service = StructureService(settings, model_factory=brain.demo_model)
         results = []
         for prompt in (brain.STRUCTURE_COMPLETE, brain.STRUCTURE_INCOMPLETE):
             self.say(f"$ vance structure {json.dumps(prompt)} --schema expense.json")
@@ -134,7 +134,7 @@ class Demo:
         workspace.mkdir(parents=True, exist_ok=True)
         (workspace / brain.CHECK_FILE).write_text(brain.CHECK_SCRIPT, encoding="utf-8")
         scopes, settings = self.context(workspace)
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=brain.model_factory)
         check = f"{shlex.quote(sys.executable)} {brain.CHECK_FILE}"
         service = BenjyService(runtime)
         self.say(f'$ vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}"')

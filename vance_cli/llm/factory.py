@@ -22,7 +22,6 @@ from vance_cli.llm.base import ChatModel
 from vance_cli.llm.profile import ModelProfile, SettingsLike, capabilities_for, profile_for
 
 SCRIPTED_PREFIX = "scripted:"
-DEMO_PREFIX = "demo:"  # the scripted brain of `vance demo` (vance_cli/demo.py)
 
 
 def make_model(model: str, settings: SettingsLike) -> ChatModel:
@@ -42,11 +41,6 @@ def local_model(model: str, settings: SettingsLike) -> ChatModel | None:
         script = load_script(path)
         capabilities = script.capabilities or capabilities_for(model, None, settings.capability_overrides(model))
         return ScriptedModel(script, name=model, capabilities=capabilities)
-
-    if model.startswith(DEMO_PREFIX):
-        from vance_cli.demo_brain import demo_model
-
-        return demo_model(model)
     return None
 
 
