@@ -17,17 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.config.scopes import Scopes
-from vance_cli.config.settings_keys import (
-    ALIAS_PREFIX,
-    BUILTIN_ALIASES,
-    DEFAULT_RETRIES,
-    DEFAULT_TIMEOUT,
-    ENV_KEYS,
-    Checker,
-    split_key,
-)
+from vance_cli.config.settings_keys import ENV_KEYS, Checker, split_key
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
+from vance_cli.names import ALIAS_PREFIX, DEFAULT_MODEL_TIMEOUT, DEFAULT_RETRIES, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
@@ -244,8 +237,8 @@ class Settings:
         aliases = self.get("aliases") or {}
         target = (aliases.get(alias) or "").strip()
         if not target:
-            if alias not in BUILTIN_ALIASES:
-                known = sorted(set(BUILTIN_ALIASES) | set(aliases))
+            if alias not in MODEL_ALIASES:
+                known = sorted(set(MODEL_ALIASES) | set(aliases))
                 raise ConfigError(
                     f"unknown model alias {alias!r} (known: {', '.join(known)})",
                     hint=f'use one of the known aliases or define it in config.toml: [aliases] "{alias}" = "provider/model"',
@@ -274,7 +267,7 @@ class Settings:
             "api_base": None,
             "api_key": None,
             "transport": "auto",
-            "timeout": DEFAULT_TIMEOUT,
+            "timeout": DEFAULT_MODEL_TIMEOUT,
             "retries": dict(DEFAULT_RETRIES),
         }
         glob = self.get("model") or {}

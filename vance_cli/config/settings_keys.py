@@ -13,11 +13,8 @@ import re
 from typing import Any
 
 from vance_cli.errors import ConfigError
+from vance_cli.names import ALIAS_PREFIX, DEFAULT_RETRIES, SANDBOX_MODES, TRANSPORTS
 from vance_cli.text import did_you_mean
-
-BUILTIN_ALIASES = ("default:fast", "default:analyze", "default:code")
-ALIAS_PREFIX = "default:"
-TRANSPORTS = ("auto", "litellm", "direct")
 
 # Environment variable -> dotted settings key (the "environment" layer).
 ENV_KEYS: dict[str, str] = {
@@ -28,13 +25,6 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SANDBOX": "exec.sandbox",
 }
 
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_RETRIES: dict[str, float | int] = {
-    "attempts": 4,
-    "base_delay": 0.5,
-    "max_delay": 4.0,
-    "max_total": 180.0,  # the whole call, attempts and waits included
-}
 PRICE_KEYS = ("input", "output", "cached_input")  # USD per million tokens
 
 # Mirrors vance_cli.llm.base.Capabilities (a test keeps them equal); kept here so that checking a
@@ -48,8 +38,6 @@ CAPABILITY_KEYS: dict[str, type] = {
     "parallel_tool_calls": bool,
 }
 CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "other")
-
-SANDBOX_MODES = ("auto", "required", "off")
 
 # Every key a config.toml may set, by table. A key outside this map is not an error (a newer or
 # older Vance may know it) but a warning with the nearest known key, because a typo such as

@@ -19,15 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from vance_cli.config.settings_keys import DEFAULT_TIMEOUT
 from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.retry import retry_settings
+from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
 
-TRANSPORTS = ("auto", "direct", "litellm")
 Transport = Literal["direct", "litellm"]
 
 
@@ -101,7 +100,7 @@ def build_profile(
         transport=select_transport(model, transport, base),
         api_base=base,
         api_key=api_key or None,
-        timeout=float(timeout or DEFAULT_TIMEOUT),
+        timeout=float(timeout or DEFAULT_MODEL_TIMEOUT),
         retries=retry_settings(retries),
         capabilities=capabilities or capabilities_for(model, base, capability_overrides),
         # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
