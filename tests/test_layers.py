@@ -30,7 +30,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("output",),  # printers and the process tree, for cli and demo
     ("doctor",),
     ("tui",),  # the Textual console
-    ("demo", "demo_brain"),
+    ("demo",),
     ("cli",),  # commands only
     ("entry", "__main__"),
 ]

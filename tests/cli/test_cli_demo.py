@@ -16,7 +16,7 @@ def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["scripted"] is True and report["home"] == str(home.resolve())
     assert report["ok"] is True and report["problems"] == [] and report["benjy"]["items"] == {"done": 1}
-    from vance_cli.demo_brain import EXPENSE_SCHEMA  # the outro's `vance structure --schema` file is there
+    from vance_cli.demo.brain import EXPENSE_SCHEMA  # the outro's `vance structure --schema` file is there
 
     assert json.loads((home / "expense.json").read_text()) == EXPENSE_SCHEMA
 
@@ -122,7 +122,7 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
 
 def test_a_demo_part_that_does_not_go_as_scripted_fails_the_command(tmp_path, monkeypatch, capsys):
     # Found by review: with a check that never passes, the demo printed DONE and exited 0.
-    from vance_cli import demo_brain
+    from vance_cli.demo import brain as demo_brain
     from vance_cli.cli import main
 
     monkeypatch.setattr(demo_brain, "CHECK_SCRIPT", "raise SystemExit('always fails')\n")

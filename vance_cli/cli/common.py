@@ -45,10 +45,10 @@ def model_factory(model: str, settings):
     resumed with `vance chat --resume`) gets the demo's brain, everything else the model layer's.
 
     The commands are the one place that knows both; the model layer knows no demo."""
-    from vance_cli import demo_brain  # small: the brain's texts and answers (llm/base is loaded by now anyway)
+    from vance_cli.demo import brain  # small: the brain's texts and answers (llm/base is loaded by now anyway)
 
-    if model.startswith(demo_brain.DEMO_PREFIX):
-        return demo_brain.model_factory(model, settings)
+    if model.startswith(brain.DEMO_PREFIX):
+        return brain.model_factory(model, settings)
     from vance_cli.llm.factory import make_model
 
     return make_model(model, settings)
