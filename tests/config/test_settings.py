@@ -338,6 +338,16 @@ def test_model_options_resolve_an_alias_first(vance_home):
 # ----------------------------------------------------------------------------- capabilities
 
 
+def test_the_bundled_defaults_say_what_the_names_table_says():
+    # defaults.toml documents the defaults for the person; names.py is where the code reads them
+    from vance_cli.names import DEFAULT_MODEL_TIMEOUT, DEFAULT_RETRIES, SANDBOX_MODES, TRANSPORTS
+
+    s = load()
+    assert s.get("model.timeout") == DEFAULT_MODEL_TIMEOUT
+    assert s.get("model.retries") == dict(DEFAULT_RETRIES)
+    assert s.get("model.transport") in TRANSPORTS and s.get("exec.sandbox") in SANDBOX_MODES
+
+
 def test_capability_overrides_need_no_model_layer(monkeypatch, vance_home):
     # config/ is below llm/: a capabilities table is read and checked without importing it (what
     # a model can do by default is llm/profile.py's business; tests/llm/test_profile.py).
