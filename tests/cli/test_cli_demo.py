@@ -129,7 +129,7 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
         return original_run(self, headless=True, auto_pilot=pilot)
 
     monkeypatch.setattr(VanceApp, "run", headless_run)
-    from vance_cli.demo import run_demo
+    from vance_cli.demo.run import run_demo
 
     out = io.StringIO()
     report = run_demo(home=tmp_path / "d", json_out=False, out=out, err=io.StringIO(), live=True)

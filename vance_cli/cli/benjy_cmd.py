@@ -33,7 +33,7 @@ def _service(json_out: bool):
 
 
 def _subscribe(service, pid: str, json_out: bool) -> None:
-    from vance_cli.cli.printer import BenjyPrinter, JsonLinesPrinter
+    from vance_cli.output.printers import BenjyPrinter, JsonLinesPrinter
 
     service.runtime.bus.subscribe(JsonLinesPrinter() if json_out else BenjyPrinter(pid))
 
@@ -201,7 +201,7 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Show a run: status, todos, counters, the pending question. Reads the files only."""
-    from vance_cli.cli.printer import todo_box
+    from vance_cli.output.printers import todo_box
     from vance_cli.terminal import emit_json
     from vance_cli.text import for_terminal
 

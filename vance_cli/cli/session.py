@@ -6,9 +6,9 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
-from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.config.context import load_context
 from vance_cli.errors import ModelError
+from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
 from vance_cli.terminal import err

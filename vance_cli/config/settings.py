@@ -19,6 +19,14 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
+from vance_cli.names import (
+    ALIAS_PREFIX,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_RETRIES,
+    MODEL_ALIASES,
+    SANDBOX_MODES,
+    TRANSPORTS,
+)
 from vance_cli.store.parse_cache import cached_parse
 from vance_cli.text import did_you_mean
 
@@ -26,10 +34,6 @@ if TYPE_CHECKING:
     from vance_cli.llm.base import Capabilities
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
-
-BUILTIN_ALIASES = ("default:fast", "default:analyze", "default:code")
-ALIAS_PREFIX = "default:"
-TRANSPORTS = ("auto", "litellm", "direct")
 
 # Environment variable -> dotted settings key (the "environment" layer).
 ENV_KEYS: dict[str, str] = {
@@ -40,13 +44,6 @@ ENV_KEYS: dict[str, str] = {
     "VANCE_SANDBOX": "exec.sandbox",
 }
 
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_RETRIES: dict[str, float | int] = {
-    "attempts": 4,
-    "base_delay": 0.5,
-    "max_delay": 4.0,
-    "max_total": 180.0,  # the whole call, attempts and waits included
-}
 PRICE_KEYS = ("input", "output", "cached_input")  # USD per million tokens
 
 # Mirrors vance_cli.llm.base.Capabilities (a test keeps them equal); kept here so that checking a
@@ -60,8 +57,6 @@ CAPABILITY_KEYS: dict[str, type] = {
     "parallel_tool_calls": bool,
 }
 CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "other")
-
-SANDBOX_MODES = ("auto", "required", "off")
 
 # Every key a config.toml may set, by table. A key outside this map is not an error (a newer or
 # older Vance may know it) but a warning with the nearest known key, because a typo such as
@@ -516,8 +511,8 @@ class Settings:
         aliases = self.get("aliases") or {}
         target = (aliases.get(alias) or "").strip()
         if not target:
-            if alias not in BUILTIN_ALIASES:
-                known = sorted(set(BUILTIN_ALIASES) | set(aliases))
+            if alias not in MODEL_ALIASES:
+                known = sorted(set(MODEL_ALIASES) | set(aliases))
                 raise ConfigError(
                     f"unknown model alias {alias!r} (known: {', '.join(known)})",
                     hint=f'use one of the known aliases or define it in config.toml: [aliases] "{alias}" = "provider/model"',
@@ -546,7 +541,7 @@ class Settings:
             "api_base": None,
             "api_key": None,
             "transport": "auto",
-            "timeout": DEFAULT_TIMEOUT,
+            "timeout": DEFAULT_MODEL_TIMEOUT,
             "retries": dict(DEFAULT_RETRIES),
         }
         glob = self.get("model") or {}

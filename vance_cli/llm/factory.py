@@ -17,10 +17,10 @@ from typing import Any, Literal, Protocol
 
 from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities, ChatModel
+from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
 
 SCRIPTED_PREFIX = "scripted:"
 DEMO_PREFIX = "demo:"  # the scripted brain of `vance demo` (vance_cli/demo.py)
-TRANSPORTS = ("auto", "direct", "litellm")
 
 
 class _SettingsLike(Protocol):
@@ -66,7 +66,7 @@ def make_model(model: str, settings: _SettingsLike) -> ChatModel:
         "model": model,
         "api_base": api_base,
         "api_key": opts.get("api_key") or None,
-        "timeout": float(opts.get("timeout") or 60.0),
+        "timeout": float(opts.get("timeout") or DEFAULT_MODEL_TIMEOUT),
         "retries": opts.get("retries") or {},
         "capabilities": settings.capabilities_for(model),
         "max_tokens": opts.get("max_tokens") or None,

@@ -34,6 +34,7 @@ from vance_cli.llm.retry import (
     timeout_error,
 )
 from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, stream_body, stream_with_retries
+from vance_cli.names import DEFAULT_MODEL_TIMEOUT
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -179,7 +180,7 @@ class LiteLLMModel:
         model: str,
         api_base: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_MODEL_TIMEOUT,
         retries: Mapping[str, Any] | None = None,
         capabilities: Capabilities | None = None,
         *,
@@ -191,7 +192,7 @@ class LiteLLMModel:
         self.name = model
         self.api_base = normalize_api_base(model, api_base)
         self.api_key = api_key
-        self.timeout = float(timeout or 60.0)
+        self.timeout = float(timeout or DEFAULT_MODEL_TIMEOUT)
         self.retries = retry_settings(retries)
         self.capabilities = capabilities or default_capabilities(model, self.api_base)
         # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not

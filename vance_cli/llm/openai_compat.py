@@ -45,6 +45,7 @@ from vance_cli.llm.retry import (
     timeout_error,
 )
 from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, sse_data, stream_body, stream_with_retries
+from vance_cli.names import DEFAULT_MODEL_TIMEOUT
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
@@ -265,7 +266,7 @@ class OpenAICompatModel:
         model: str,
         api_base: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_MODEL_TIMEOUT,
         retries: Mapping[str, Any] | None = None,
         capabilities: Capabilities | None = None,
         *,
@@ -284,7 +285,7 @@ class OpenAICompatModel:
         if api_key is None and openai_proper:
             api_key = os.environ.get("OPENAI_API_KEY")
         self.api_key = api_key
-        self.timeout = float(timeout or 60.0)
+        self.timeout = float(timeout or DEFAULT_MODEL_TIMEOUT)
         self.retries = retry_settings(retries)
         self.capabilities = capabilities or default_capabilities(model, self.api_base)
         # Always sent: a server's own default may be tiny (or, for some, larger than the model allows).

@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 
 from vance_cli.errors import TransportError
 from vance_cli.llm.endpoints import shown_url
+from vance_cli.names import DEFAULT_RETRIES
 from vance_cli.text import shorten
 
 T = TypeVar("T")
 
-DEFAULT_RETRIES: dict[str, float] = {"attempts": 4, "base_delay": 0.5, "max_delay": 4.0, "max_total": 180.0}
 
 Announce = Callable[[str], None]
 
@@ -43,7 +43,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522
 
 def retry_settings(retries: Mapping[str, Any] | None) -> dict[str, float]:
     """DEFAULT_RETRIES updated with the known keys of a [model.retries] table."""
-    out = dict(DEFAULT_RETRIES)
+    out = {key: float(value) for key, value in DEFAULT_RETRIES.items()}
     for key, value in (retries or {}).items():
         if key in out and value is not None:
             out[key] = float(value)

@@ -69,8 +69,8 @@ class Demo:
 
     def chat(self, workspace: Path) -> None:
         from vance_cli import demo_brain as brain
-        from vance_cli.cli.printer import HeadlessPrinter
         from vance_cli.events import JournalEvent, ToolStarted
+        from vance_cli.output.printers import HeadlessPrinter
         from vance_cli.runtime.runner import Runtime
 
         scopes, settings = self.context(workspace)
@@ -179,14 +179,13 @@ class Demo:
         return run_benjy_live(service, pid)
 
     def ps(self, workspace: Path) -> None:
+        from vance_cli.output.tree import tree_label, tree_order
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = self.context(workspace)
-        from vance_cli.cli.procs import tree_order
-
         processes, _ = ProcessStore.for_scopes(scopes).list()
         for p, depth in tree_order(processes):
-            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
+            ident = tree_label(p.id, depth)
             self.say(f"{ident:<27} {p.engine:<7} {p.recipe_name:<16} {p.status.value:<8} {(p.title or '')[:40]}")
         self.report["processes"] = [{"id": p.id, "engine": p.engine, "status": p.status.value, "parent": p.parent}
                                     for p in processes]
