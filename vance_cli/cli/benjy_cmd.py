@@ -24,12 +24,13 @@ benjy_app = typer.Typer(
 
 
 def _service(json_out: bool):
+    from vance_cli.cli.common import model_factory
     from vance_cli.config.context import load_context
     from vance_cli.runtime.benjy_service import BenjyService
     from vance_cli.runtime.runner import Runtime
 
     scopes, settings = load_context()
-    return BenjyService(Runtime(scopes, settings))
+    return BenjyService(Runtime(scopes, settings, model_factory=model_factory))
 
 
 def _subscribe(service, pid: str, json_out: bool) -> None:

@@ -9,6 +9,7 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
+from vance_cli.cli.common import model_factory
 from vance_cli.config.context import load_context
 from vance_cli.errors import ModelError
 from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
@@ -40,7 +41,7 @@ class LineChat:
     ) -> LineChat:
         """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
         scopes, settings = load_context()
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=model_factory)
         chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))

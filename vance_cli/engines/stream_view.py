@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from vance_cli.events import Event, MessageDelta
-from vance_cli.llm.streaming import StreamDelta
+from vance_cli.llm.base import StreamDelta
 from vance_cli.tools.respond import RESPOND, partial_message
 
 RENDER_SECONDS = 0.05

@@ -7,7 +7,6 @@ chat shows it, as the line mode does, and releases it when the chat switches or 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 
@@ -130,10 +129,7 @@ class ChatController:
         name = self.model_override or process.model
         if not name:
             return
-        model = self.runtime.model(self.runtime.settings.resolve_model(name))
-        prepare = getattr(model, "prepare", None)
-        if prepare is not None:
-            await asyncio.to_thread(prepare)
+        await self.runtime.model(self.runtime.settings.resolve_model(name)).prepare()
 
     async def turn(self, text: str | None) -> None:
         """Send ``text`` (None: only continue an open turn) and drive until the engine waits."""
