@@ -1,6 +1,6 @@
-"""The structure tool's service layer: schema registry, text-mode builder, provider schemas, reasons.
+"""The structure tool's service layer: StructureService, the schema registry, the text-mode builder, TinyDB.
 
-Kept import-free on purpose: ``vance_cli.llm.json_call`` imports the pure helper modules
-(``provider_schema``, ``reasons``) and must not pull in the registry or TinyDB with them.
+Kept import-free on purpose: importing a piece must not pull in the registry or TinyDB with it.
 Import the pieces from their modules, e.g. ``from vance_cli.structure.service import StructureService``.
+The JSON Schema work below it lives in ``vance_cli.schema``, the provider side in ``vance_cli.llm.output``.
 """
