@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vance_cli"
 # Bottom to top. A module may import its own floor and every floor below it, never one above.
 # An entry is a module ("errors") or a package ("store", everything under vance_cli/store/).
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "events", "text", "names", "crashpoints", "terminal", "sanitize"),  # leaf modules
+    ("errors", "events", "text", "names", "crashpoints", "terminal"),  # leaf modules
     ("store",),  # process files, atomic writes, locks, the transcript walk
     ("config",),  # scopes (where), trust (policy), settings, recipes, context
     ("schema",),  # JSON Schema without model knowledge
@@ -53,7 +53,6 @@ KNOWN_UPWARD: set[str] = {
     "vance_cli.store.transcript -> vance_cli.llm.base",
     "vance_cli.tools.process_tools -> vance_cli.engines.benjy.config",
     "vance_cli.tools.process_tools -> vance_cli.runtime.scheduler",
-    "vance_cli.tui -> vance_cli.cli.common",
     "vance_cli.tui -> vance_cli.cli.session",
     "vance_cli.tui.controller -> vance_cli.cli.session",
 }

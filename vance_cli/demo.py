@@ -69,7 +69,6 @@ class Demo:
 
     def chat(self, workspace: Path) -> None:
         from vance_cli import demo_brain as brain
-
         from vance_cli.cli.printer import HeadlessPrinter
         from vance_cli.events import JournalEvent, ToolStarted
         from vance_cli.runtime.runner import Runtime
@@ -107,7 +106,6 @@ class Demo:
 
     def structure(self, workspace: Path) -> None:
         from vance_cli import demo_brain as brain
-
         from vance_cli.structure.service import StructureRequest, StructureService
 
         _, settings = self.context(workspace)
@@ -125,11 +123,10 @@ class Demo:
         self.report["structure"] = results
 
     def benjy(self) -> None:
-        from vance_cli import demo_brain as brain
-
         import shlex
         import sys
 
+        from vance_cli import demo_brain as brain
         from vance_cli.runtime.benjy import BenjyService
         from vance_cli.runtime.runner import Runtime
 

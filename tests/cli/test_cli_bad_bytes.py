@@ -132,7 +132,7 @@ def test_escape_sequences_from_the_model_never_reach_the_terminal(tmp_path):
 
 
 def test_the_shared_sanitiser_strips_control_sequences():
-    from vance_cli.sanitize import for_terminal, json_text
+    from vance_cli.text import for_terminal, json_text
 
     assert for_terminal("a" + "".join(ESC_TEXTS) + "b\r\tc\n\x00d\x7fe") == "ab\tc\nde"
     assert for_terminal("\x1b]0;never closed\nnext line") == "\nnext line"

@@ -2,7 +2,7 @@
 
 Rich and Textual strip a few C0 characters (BEL, BS, CR, ...) but not ESC: an OSC 52 sequence in
 a reply would write the person's clipboard, a CSI 2J clear their screen. The app runs model and
-file text through vance_cli.sanitize.for_terminal, as the plain CLI does. Checked on what the
+file text through vance_cli.text.for_terminal, as the plain CLI does. Checked on what the
 app paints (its screenshot) and on what the widgets keep.
 """
 

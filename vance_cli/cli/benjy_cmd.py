@@ -24,7 +24,7 @@ benjy_app = typer.Typer(
 
 
 def _service(json_out: bool):
-    from vance_cli.cli.common import load_context
+    from vance_cli.config.context import load_context
     from vance_cli.runtime.benjy import BenjyService
     from vance_cli.runtime.runner import Runtime
 
@@ -40,9 +40,9 @@ def _subscribe(service, pid: str, json_out: bool) -> None:
 
 def _finish(result, json_out: bool) -> int:
     """The exit code of a run's outcome; BLOCKED and failures explain themselves on stderr."""
-    from vance_cli.cli.common import err
-    from vance_cli.sanitize import for_terminal
     from vance_cli.store.process import Status
+    from vance_cli.terminal import err
+    from vance_cli.text import for_terminal
 
     process = result.process
     if process.status == Status.DONE:
@@ -67,10 +67,10 @@ def _full_screen(json_out: bool, plain: bool) -> bool:
 
 def _live(service, pid: str, answer: str | None = None) -> int:
     """The run on the full screen; when it closes, the same outcome lines and exit code as plain."""
-    from vance_cli.cli.common import err
     from vance_cli.errors import ModelError
-    from vance_cli.sanitize import for_terminal
     from vance_cli.store.process import Status
+    from vance_cli.terminal import err
+    from vance_cli.text import for_terminal
     from vance_cli.tui import run_benjy_live
 
     try:
@@ -90,9 +90,9 @@ def _drive(service, pid: str, coro_fn, json_out: bool) -> int:
     """Run ``coro_fn()`` (the service call) with Ctrl+C / SIGTERM mapped to a resumable stop."""
     import asyncio
 
-    from vance_cli.cli.common import err
     from vance_cli.errors import Interrupted, ModelError
     from vance_cli.runtime.interrupt import stop_on_signals
+    from vance_cli.terminal import err
 
     try:
         result = asyncio.run(stop_on_signals(coro_fn()))
@@ -122,7 +122,8 @@ def run_cmd(
     plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal (no full-screen view)."),
 ) -> None:
     """Run GOAL to DONE: live on a terminal; else progress on stderr, the final report on stdout."""
-    from vance_cli.cli.common import err, read_stdin_text, require_text
+    from vance_cli.cli.common import read_stdin_text, require_text
+    from vance_cli.terminal import err
 
     goal = read_stdin_text() if goal == "-" else require_text(goal, "the goal")
     for what, value in (("--recipe", recipe), ("--check", check), ("--model", model)):
@@ -148,9 +149,9 @@ def resume_cmd(
     plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal."),
 ) -> None:
     """Continue a run where it stopped (after Ctrl+C, a crash, or a failure)."""
-    from vance_cli.cli.common import emit_json, err
     from vance_cli.runtime.benjy import RunResult
-    from vance_cli.sanitize import for_terminal
+    from vance_cli.terminal import emit_json, err
+    from vance_cli.text import for_terminal
 
     service = _service(json_out)
     pid = service.runtime.store.resolve_id(pid)
@@ -200,9 +201,9 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Show a run: status, todos, counters, the pending question. Reads the files only."""
-    from vance_cli.cli.common import emit_json
     from vance_cli.cli.printer import todo_box
-    from vance_cli.sanitize import for_terminal
+    from vance_cli.terminal import emit_json
+    from vance_cli.text import for_terminal
 
     info = _service(json_out).status(pid)
     if json_out:

@@ -12,8 +12,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="One JSON object: {ok, checks: [{name, outcome, detail, fix}]}."),
     ) -> None:
         """Check Python, the model and its key, the endpoint, scopes, state and bundled files."""
-        from vance_cli.cli.common import emit_json
         from vance_cli.doctor import FAIL, as_json, run_doctor
+        from vance_cli.terminal import emit_json
 
         checks = []
         for check in run_doctor(offline=offline):

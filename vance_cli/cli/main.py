@@ -125,10 +125,9 @@ def run(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        from vance_cli.sanitize import for_terminal
+        from vance_cli.terminal import err
 
-        # messages quote file names, file contents and model output: no control sequences
-        typer.echo(for_terminal(exc.render()), err=True)
+        err(exc.render())  # messages quote file names, file contents and model output: no control sequences
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo(_INTERRUPTED, err=True)
@@ -136,21 +135,18 @@ def run(argv: list[str] | None = None) -> None:
     except OSError as exc:  # a file or folder we could not use, met outside the translated paths
         if debug:
             raise
-        from vance_cli.sanitize import for_terminal
+        from vance_cli.terminal import err
 
         where = f": {exc.filename}" if exc.filename else ""
-        typer.echo(
-            for_terminal(
-                f"error: {exc.strerror or exc}{where}\n  fix: check that the file or folder exists, is "
-                "writable and its disk has space (VANCE_DEBUG=1 shows where it happened)"
-            ),
-            err=True,
+        err(
+            f"error: {exc.strerror or exc}{where}\n  fix: check that the file or folder exists, is "
+            "writable and its disk has space (VANCE_DEBUG=1 shows where it happened)"
         )
         sys.exit(EXIT_ERROR)
     except Exception as exc:  # a bug: say so briefly, traceback only on request
         if debug:
             raise
-        from vance_cli.sanitize import for_terminal
+        from vance_cli.terminal import err
 
-        typer.echo(for_terminal(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)"), err=True)
+        err(f"internal error: {type(exc).__name__}: {exc}\n  (set VANCE_DEBUG=1 for a traceback)")
         sys.exit(EXIT_ERROR)

@@ -12,7 +12,7 @@ from vance_cli.events import (
     ToolFinished,
     ToolStarted,
 )
-from vance_cli.sanitize import for_terminal, json_text
+from vance_cli.text import for_terminal, json_text, shorten
 
 
 class HeadlessPrinter:
@@ -33,12 +33,12 @@ class HeadlessPrinter:
     def __call__(self, event: Event) -> None:
         if self.root is not None and event.process_id != self.root:
             if self.verbose and isinstance(event, MessageEvent):
-                self.err.write(for_terminal(f"  ↳ worker {event.process_id}: {_short(event.text, 100)}") + "\n")
+                self.err.write(for_terminal(f"  ↳ worker {event.process_id}: {shorten(event.text, 100, one_line=True)}") + "\n")
             elif self.verbose and isinstance(event, ToolStarted):
-                self.err.write(for_terminal(f"    · {event.name} {_short(event.arguments, 70)}") + "\n")
+                self.err.write(for_terminal(f"    · {event.name} {shorten(event.arguments, 70, one_line=True)}") + "\n")
             elif self.verbose and isinstance(event, JournalEvent):
                 head = event.text.split("\n\n", 1)[0].replace("**", "")
-                self.err.write(for_terminal(f"  · {_short(head, 110)}") + "\n")
+                self.err.write(for_terminal(f"  · {shorten(head, 110, one_line=True)}") + "\n")
             return
         if isinstance(event, MessageEvent):
             self.messages.append(event.text)
@@ -47,7 +47,7 @@ class HeadlessPrinter:
         elif not self.verbose:
             return
         elif isinstance(event, ToolStarted):
-            self.err.write(for_terminal(f"· {event.name} {_short(event.arguments)}") + "\n")
+            self.err.write(for_terminal(f"· {event.name} {shorten(event.arguments, 80, one_line=True)}") + "\n")
         elif isinstance(event, ToolFinished) and not event.ok:
             self.err.write(for_terminal(f"  ✗ {event.name}: {event.summary}") + "\n")
         elif isinstance(event, JournalEvent) and event.level != "info":
@@ -63,11 +63,6 @@ class JsonLinesPrinter:
     def __call__(self, event: Event) -> None:
         self.out.write(json_text(event.to_dict()) + "\n")
         self.out.flush()
-
-
-def _short(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class BenjyPrinter:
@@ -108,9 +103,9 @@ class BenjyPrinter:
             elif root:
                 self._e(event.text.rstrip("\n"))
             else:
-                self._e(f"    ↳ {_short(event.text, 100)}")
+                self._e(f"    ↳ {shorten(event.text, 100, one_line=True)}")
         elif isinstance(event, ToolStarted) and not root:
-            self._e(f"    · {event.name} {_short(event.arguments, 70)}")
+            self._e(f"    · {event.name} {shorten(event.arguments, 70, one_line=True)}")
         elif isinstance(event, ToolFinished) and not root and not event.ok:
             self._e(f"    ✗ {event.name}: {event.summary}")
 
@@ -127,7 +122,7 @@ def todo_box(todos: list[dict], limit: int = 10) -> list[str]:
     shown = sorted(todos, key=lambda t: (order.get(t.get("status", "open"), 2), int(t["id"]) if str(t.get("id", "")).isdigit() else 0))
     lines = [f"┌ todos · {done}/{len(todos)} done"]
     for t in sorted(shown[:limit], key=lambda t: int(t["id"]) if str(t.get("id", "")).isdigit() else 0):
-        lines.append(f"│ {_TODO_MARK.get(t.get('status', 'open'), '○')} #{t['id']} {_short(t.get('text', ''), 70)}")
+        lines.append(f"│ {_TODO_MARK.get(t.get('status', 'open'), '○')} #{t['id']} {shorten(t.get('text', ''), 70, one_line=True)}")
     if len(todos) > limit:
         lines.append(f"│ … {len(todos) - limit} more")
     lines.append("└")

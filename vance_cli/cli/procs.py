@@ -34,9 +34,11 @@ def register(app: typer.Typer) -> None:
         all_: bool = typer.Option(True, "--all/--active", help="All processes, or only those not DONE."),
     ) -> None:
         """List processes, newest first."""
-        from vance_cli.cli.common import emit_json, err, fmt_time, load_context, out
+        from vance_cli.cli.common import fmt_time
+        from vance_cli.config.context import load_context
         from vance_cli.runtime.checks import unrunnable_reason
         from vance_cli.store.files import ProcessStore, is_future_dated
+        from vance_cli.terminal import emit_json, err, out
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
@@ -79,8 +81,9 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="The whole process file as JSON."),
     ) -> None:
         """Show one process: status, usage and the transcript."""
-        from vance_cli.cli.common import emit_json, load_context, out
+        from vance_cli.config.context import load_context
         from vance_cli.store.files import ProcessStore
+        from vance_cli.terminal import emit_json, out
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)

@@ -10,8 +10,9 @@ recipes_app = typer.Typer(help="List, show and validate recipes (project → use
 @recipes_app.command("list")
 def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
     """List every recipe the cascade can see; shadowed ones are marked."""
-    from vance_cli.cli.common import emit_json, load_context, out
+    from vance_cli.config.context import load_context
     from vance_cli.config.recipes import list_recipes
+    from vance_cli.terminal import emit_json, out
 
     scopes, _ = load_context()
     infos = list_recipes(scopes)
@@ -29,8 +30,9 @@ def show(name: str = typer.Argument(..., help="Recipe name.")) -> None:
     """Print the recipe the cascade resolves for NAME, as YAML."""
     import yaml
 
-    from vance_cli.cli.common import load_context, out
+    from vance_cli.config.context import load_context
     from vance_cli.config.recipes import load_recipe
+    from vance_cli.terminal import out
 
     scopes, _ = load_context()
     recipe = load_recipe(name, scopes)
@@ -45,10 +47,11 @@ def validate(targets: list[str] | None = typer.Argument(None, help="Recipe files
     """Validate recipes fail-fast; exit 1 when any is invalid."""
     from pathlib import Path
 
-    from vance_cli.cli.common import err, load_context, out
+    from vance_cli.config.context import load_context
     from vance_cli.config.recipes import list_recipes, load_recipe, validate_recipe_file
     from vance_cli.engines import validate_recipe
     from vance_cli.errors import VanceError
+    from vance_cli.terminal import err, out
 
     scopes, _ = load_context()
     failures = 0

@@ -17,7 +17,7 @@ from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_REFUSED, EXIT
 
 
 def _registry():
-    from vance_cli.cli.common import load_context
+    from vance_cli.config.context import load_context
     from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
 
     scopes, settings = load_context()
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         """List every schema; shadowed entries are marked with the origin that wins, broken ones warned about on stderr."""
 
         def body() -> None:
-            from vance_cli.cli.common import emit_json, err, out
+            from vance_cli.terminal import emit_json, err, out
 
             registry, _ = _registry()
             entries, broken = registry.scan()
@@ -75,8 +75,8 @@ def register(app: typer.Typer) -> None:
 
         def body() -> None:
 
-            from vance_cli.cli.common import emit_json, err, out
-            from vance_cli.sanitize import json_text
+            from vance_cli.terminal import emit_json, err, out
+            from vance_cli.text import json_text
 
             registry, _ = _registry()
             found = registry.get(name)
@@ -105,9 +105,9 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
             import json
 
-            from vance_cli.cli.common import err
             from vance_cli.structure.errors import InvalidSchema
             from vance_cli.structure.registry import check_name
+            from vance_cli.terminal import err
 
             check_name(name)
             path = Path(file).expanduser()
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
         """Remove an override (files and bundled schemas are not touched)."""
 
         def body() -> None:
-            from vance_cli.cli.common import err
+            from vance_cli.terminal import err
 
             registry, _ = _registry()
             removed = registry.remove(name, scope=scope)
@@ -162,9 +162,9 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
             import asyncio
 
-            from vance_cli.cli.common import emit_json, err
-            from vance_cli.sanitize import json_text
             from vance_cli.structure.service import StructureService
+            from vance_cli.terminal import emit_json, err
+            from vance_cli.text import json_text
 
             registry, settings = _registry()
             service = StructureService(settings, registry=registry)

@@ -6,12 +6,13 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
-from vance_cli.cli.common import err, load_context
 from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
+from vance_cli.config.context import load_context
 from vance_cli.errors import ModelError
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
-from vance_cli.sanitize import check_utf8_input
+from vance_cli.terminal import err
+from vance_cli.text import check_utf8_input
 
 
 @dataclass

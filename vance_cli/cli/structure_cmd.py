@@ -38,7 +38,7 @@ def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
             _emit_error(exc.message, exc.hint, type(exc).__name__, exc.exit_code)
         if os.environ.get("VANCE_DEBUG") == "1":
             raise
-        from vance_cli.cli.common import err
+        from vance_cli.terminal import err
 
         err(exc.render())
         raise typer.Exit(exc.exit_code) from None
@@ -51,7 +51,7 @@ def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
 
 
 def _emit_error(message: str, hint: str | None, kind: str, code: int) -> None:
-    from vance_cli.cli.common import emit_json
+    from vance_cli.terminal import emit_json
 
     emit_json({"status": "error", "errors": [message], "hint": hint, "errorType": kind, "exitCode": code})
 
@@ -158,11 +158,13 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
             import asyncio
 
-            from vance_cli.cli.common import emit_json, err, load_context, require_text
+            from vance_cli.cli.common import require_text
+            from vance_cli.config.context import load_context
             from vance_cli.errors import UsageError
-            from vance_cli.sanitize import json_text
             from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
             from vance_cli.structure.service import StructureRequest, StructureService
+            from vance_cli.terminal import emit_json, err
+            from vance_cli.text import json_text
 
             if schema is None:
                 raise UsageError("--schema is required", hint="pass a schema file, inline JSON, a registry name or a description")

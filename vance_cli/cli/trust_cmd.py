@@ -20,10 +20,11 @@ def register(app: typer.Typer) -> None:
         Until then they are ignored, so a cloned repository cannot send your keys elsewhere or
         give the model more tools. A change to .vance/ later makes Vance ask again.
         """
-        from vance_cli.cli.common import emit_json, err, fmt_time
+        from vance_cli.cli.common import fmt_time
         from vance_cli.config import trust as t
         from vance_cli.config.scopes import Scopes
         from vance_cli.errors import UsageError
+        from vance_cli.terminal import emit_json, err
 
         if list_ and (revoke or path is not None):
             raise UsageError("--list takes no PATH and no --revoke", hint="run `vance trust --list` alone")

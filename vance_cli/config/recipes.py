@@ -7,7 +7,6 @@ RecipeError whose message names the file and the key path (``tools.add[1]``).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +25,7 @@ from pydantic import (
 from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
 from vance_cli.store.parse_cache import cached_parse, error_of
+from vance_cli.text import did_you_mean
 
 # The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
 KNOWN_ENGINES = ("ford", "arthur", "benjy")
@@ -80,11 +80,6 @@ def known_tool_names() -> list[str]:
         return sorted(FALLBACK_TOOL_NAMES)
 
 
-def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -93,7 +88,7 @@ def _check_tool_name(name: str) -> str:
     known = known_tool_names()
     if name not in known:
         raise ValueError(
-            f"unknown tool {name!r} (known: {', '.join(known)}){_suggest(name, known)}"
+            f"unknown tool {name!r} (known: {', '.join(known)}){did_you_mean(name, known)}"
         )
     return name
 
@@ -155,7 +150,7 @@ class Recipe(_Strict):
         engines = known_engines()
         if engine not in engines:
             raise ValueError(
-                f"unknown engine {engine!r} (known: {', '.join(engines)}){_suggest(engine, engines)}"
+                f"unknown engine {engine!r} (known: {', '.join(engines)}){did_you_mean(engine, engines)}"
             )
         return engine
 
@@ -171,7 +166,7 @@ class Recipe(_Strict):
             )
         if model.startswith("default:") and model not in MODEL_ALIASES:
             raise ValueError(
-                f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){_suggest(model, MODEL_ALIASES)}"
+                f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){did_you_mean(model, MODEL_ALIASES)}"
             )
         return model
 
@@ -263,7 +258,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
         known = list(owner.model_fields) if owner else []
         key = str(loc[-1])
         message = "unknown key" + (
-            f" (known: {', '.join(known)}){_suggest(key, known)}" if known else ""
+            f" (known: {', '.join(known)}){did_you_mean(key, known)}" if known else ""
         )
     elif error["type"] == "value_error":
         message = message.removeprefix("Value error, ")

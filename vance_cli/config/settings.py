@@ -9,7 +9,6 @@ ones that must start fast.
 from __future__ import annotations
 
 import copy
-import difflib
 import inspect
 import os
 import re
@@ -21,6 +20,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import split_restricted
 from vance_cli.errors import ConfigError
 from vance_cli.store.parse_cache import cached_parse
+from vance_cli.text import did_you_mean
 
 if TYPE_CHECKING:
     from vance_cli.llm.base import Capabilities
@@ -168,12 +168,6 @@ def _type_name(value: Any) -> str:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str:
-    """``"; did you mean 'api_base'?"`` for the closest choice, or ``""``."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class _Checker:

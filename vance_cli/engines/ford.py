@@ -46,6 +46,7 @@ from vance_cli.events import (
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
 from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
+from vance_cli.text import shorten
 from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
 from vance_cli.tools.respond import RESPOND
 
@@ -410,7 +411,7 @@ class FordEngine:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
             result = await tool.invoke(call.arguments, replace(self.deps.tool_context, call_id=call.id))
-        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, _summary(result.content), len(result.content)))
+        self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, shorten(result.content, 120, one_line=True), len(result.content)))
         return result
 
     def _append_result(self, process: Process, call: ToolCall, result: ToolResult, meta: dict | None = None) -> None:
@@ -500,8 +501,3 @@ def _malformed_result(name: str, problem: str) -> ToolResult:
         ok=False,
         data=MALFORMED,
     )
-
-
-def _summary(text: str, limit: int = 120) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from vance_cli.sanitize import safe_text
+from vance_cli.text import safe_text
 
 Role = Literal["system", "user", "assistant", "tool"]
 

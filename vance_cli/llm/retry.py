@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from vance_cli.errors import TransportError
 from vance_cli.llm.endpoints import shown_url
+from vance_cli.text import shorten
 
 T = TypeVar("T")
 
@@ -33,11 +33,10 @@ Announce = Callable[[str], None]
 def announce_on_stderr(text: str) -> None:
     """The default retry announcer: one line on stderr (stdout is for results).
 
-    The line quotes the server's error text: control sequences are stripped (sanitize.py)."""
-    from vance_cli.sanitize import for_terminal
+    The line quotes the server's error text: control sequences are stripped (``terminal.err``)."""
+    from vance_cli.terminal import err
 
-    sys.stderr.write(for_terminal(f"vance: {text}") + "\n")
-    sys.stderr.flush()
+    err(f"vance: {text}")
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
@@ -77,8 +76,7 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 
 def _short(detail: str | None, limit: int = 300) -> str:
-    detail = " ".join((detail or "").split())
-    return detail if len(detail) <= limit else detail[: limit - 3] + "..."
+    return shorten(detail or "", limit, one_line=True, mark="...")
 
 
 def error_for_status(

@@ -9,6 +9,7 @@ from typing import Any
 
 from vance_cli.errors import InvalidSchema
 from vance_cli.schema.keywords import LIST, MAP, OLD_MAP, OLD_ONE, ONE
+from vance_cli.text import json_pointer, shorten
 
 __all__ = ["MAX_SCHEMA_DEPTH", "check_refs", "check_schema", "json_depth", "unresolvable_ref"]
 
@@ -27,11 +28,6 @@ REF_HINT = (
     'point every "$ref" at a definition inside the schema (e.g. "#/$defs/<name>" with a matching '
     '"$defs" entry) or fix its spelling; remote schemas are never fetched'
 )
-
-
-def _ptr(parts: tuple[str, ...]) -> str:
-    items = [p.replace("~", "~0").replace("/", "~1") for p in parts]
-    return "/" + "/".join(items) if items else "the root"
 
 
 def unresolvable_ref(
@@ -87,10 +83,13 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
             try:
                 target = resolver.lookup(ref).contents
             except Unresolvable as exc:
-                raise unresolvable_ref(ref, where, _ptr((*parts, key)), _why(exc)) from None
+                raise unresolvable_ref(ref, where, json_pointer((*parts, key), "the root"), _why(exc)) from None
             if not isinstance(target, (dict, bool)):
                 raise unresolvable_ref(
-                    ref, where, _ptr((*parts, key)), f"it points at a {type(target).__name__}, not a schema"
+                    ref,
+                    where,
+                    json_pointer((*parts, key), "the root"),
+                    f"it points at a {type(target).__name__}, not a schema",
                 )
         for key, value in node.items():
             if key in _IN_VALUE:
@@ -151,7 +150,7 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
         name = dialect_of(schema)
         declared = "" if "$schema" in schema else " (no $schema given)"
         raise InvalidSchema(
-            f"{where} is not a valid JSON Schema ({name}{declared}): at {at}: {_cut(err.message)}",
+            f"{where} is not a valid JSON Schema ({name}{declared}): at {at}: {shorten(err.message, 300)}",
             hint='fix the schema, or declare the draft it is written in with "$schema" (e.g. "http://json-schema.org/draft-07/schema#")',
         )
     from vance_cli.schema.refs import in_place_cycle, prepare_schema
@@ -184,7 +183,3 @@ def _has_dynamic_ref(schema: Any) -> bool:
         elif isinstance(node, list):
             stack.extend(node)
     return False
-
-
-def _cut(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

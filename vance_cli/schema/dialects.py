@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from vance_cli.schema.keywords import LIST, MAP, OLD_ONE, ONE
+from vance_cli.text import pointer_token
 
 __all__ = ["DRAFT_NAMES", "dialect_of", "meta_validator", "upgrade", "validator_class"]
 
@@ -217,7 +218,7 @@ def _compile_meta(meta: dict[str, Any], cls: Any, *, ref_siblings: bool) -> Any:
             raise _Unsupported(ref)
         node: Any = meta
         for part in ref[2:].split("/"):
-            node = node[part.replace("~1", "/").replace("~0", "~")]
+            node = node[pointer_token(part)]
         return node
 
     def by_ref(ref: str) -> Any:

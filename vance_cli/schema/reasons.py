@@ -14,6 +14,8 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError, best_match
 
+from vance_cli.text import json_pointer, shorten
+
 REASON_HEADER = "The previous output did not conform to the schema:"
 REASON_FOOTER = "Please correct these and try again. Do not change fields that were valid."
 NOT_JSON_HEADER = "The previous output was not valid JSON:"
@@ -25,6 +27,7 @@ MAX_VALUE_CHARS = 60
 MAX_ENUM_SHOWN = 12  # allowed values listed in an enum error; the rest are counted
 MAX_WORDS_CHARS = 400  # a message taken from jsonschema as it is, cut to this length
 MAX_VALUE_DEPTH = 100  # deeper values are refused unchecked (validation recurses per level)
+ROOT = "(root)"  # the empty pointer in words, so a line never starts with ":"
 
 
 def make_validator(schema: dict[str, Any] | bool) -> Any:
@@ -42,21 +45,13 @@ def make_validator(schema: dict[str, Any] | bool) -> Any:
     return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
 
 
-def pointer(parts: Any) -> str:
-    """RFC 6901 pointer of a data path; the root is shown as "(root)" so a line never starts with ":"."""
-    items = [str(p).replace("~", "~0").replace("/", "~1") for p in parts]
-    return "/" + "/".join(items) if items else "(root)"
-
-
 def show_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     """The offending value as JSON, cut to ``limit`` characters so a huge blob never floods the prompt."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return text
+    return shorten(text, limit)
 
 
 def _num(value: Any) -> str:
@@ -69,8 +64,7 @@ def _types(value: Any) -> str:
 
 
 def _child(path: str, key: str) -> str:
-    key = key.replace("~", "~0").replace("/", "~1")
-    return f"/{key}" if path == "(root)" else f"{path}/{key}"
+    return json_pointer([key]) if path == ROOT else path + json_pointer([key])
 
 
 def _extra_keys(err: ValidationError) -> list[str]:
@@ -93,7 +87,7 @@ def _extra_keys(err: ValidationError) -> list[str]:
 
 def describe(err: ValidationError) -> list[str]:
     """One or more lines for one validator error: "<pointer>: <constraint in words>[ (was <value>)]"."""
-    where = pointer(err.absolute_path)
+    where = json_pointer(err.absolute_path, ROOT)
     kw = err.validator
     val = err.validator_value
     was = f" (was {show_value(err.instance)})"
@@ -168,7 +162,7 @@ def describe(err: ValidationError) -> list[str]:
     elif kw == "propertyNames":
         words = f"property name is not allowed: {err.message}"
     else:
-        words = err.message if len(err.message) <= MAX_WORDS_CHARS else err.message[: MAX_WORDS_CHARS - 1] + "…"
+        words = shorten(err.message, MAX_WORDS_CHARS)
     return [f"{where}: {words}{was}"]
 
 
@@ -187,7 +181,7 @@ def _matches_several(err: ValidationError) -> bool:
 def _line_key(line: str) -> tuple:
     """Sort lines by the data location they name (numeric array indexes in numeric order)."""
     where = line.split(": ", 1)[0]
-    if where == "(root)":
+    if where == ROOT:
         return ()
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in where.lstrip("/").split("/"))
 

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from vance_cli.schema.keywords import LIST, MAP, ONE
+from vance_cli.text import pointer_token
 
 # A name prepare_schema never gives a definition, so a converter can add its own under it (the
 # provider schema keeps the reply envelope's target there).
@@ -222,7 +223,7 @@ def resolve_pointer(root: Any, ref: str) -> Any:
     if not frag.startswith("/"):
         raise KeyError(ref)  # an anchor
     for raw in frag[1:].split("/"):
-        part = unquote(raw).replace("~1", "/").replace("~0", "~")
+        part = pointer_token(unquote(raw))
         if isinstance(node, dict):
             node = node[part]
         elif isinstance(node, list):

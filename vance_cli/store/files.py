@@ -18,10 +18,10 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.sanitize import safe_data
 from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
+from vance_cli.text import safe_data
 
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes

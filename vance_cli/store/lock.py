@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import ProcessLocked
+from vance_cli.text import shorten
 
 
 def _holder_info() -> dict[str, Any]:
@@ -85,9 +86,7 @@ def describe_holder(info: dict[str, Any] | None) -> str:
     argv = info.get("argv") or []
     if isinstance(argv, list) and argv:
         words = [os.path.basename(str(argv[0])), *(str(a) for a in argv[1:])]
-        command = " ".join(words)
-        if len(command) > 80:
-            command = command[:77] + "..."
+        command = shorten(" ".join(words), 80, mark="...")
     else:
         command = "?"
     text = f"vance pid {info.get('pid', '?')} ({command})"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from vance_cli.errors import UsageError, VanceError
 from vance_cli.schema.check import check_schema
 from vance_cli.structure.errors import InvalidSchema, SchemaNotFound
+from vance_cli.text import did_you_mean
 
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
@@ -125,12 +126,9 @@ def read_schema_file(path: Path, *, check: bool = True) -> dict[str, Any]:
 
 def unknown_schema(name: str, known: list[str], *, hint: str) -> SchemaNotFound:
     """SchemaNotFound for ``name``, suggesting the closest known names (or listing them all)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-    if close:
-        suggestion = " or ".join(repr(c) for c in close)
-        return SchemaNotFound(f"unknown schema {name!r}; did you mean {suggestion}?", hint=hint)
+    suggestion = did_you_mean(name, known, n=3)
+    if suggestion:
+        return SchemaNotFound(f"unknown schema {name!r}{suggestion}", hint=hint)
     listed = ", ".join(known) if known else "(none)"
     return SchemaNotFound(f"unknown schema {name!r}; available: {listed}", hint=hint)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vance_cli.text import shorten
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
 
 SPAWN_PARAMETERS: dict[str, Any] = {
@@ -147,7 +148,7 @@ async def _status(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     outcome = child_outcome(process)
     if outcome.get("message"):
         message = outcome["message"]
-        lines.append("its last message: " + (message if len(message) <= 2000 else message[:1999] + "…"))
+        lines.append("its last message: " + shorten(message, 2000))
     return ToolResult(content="\n".join(lines), data={"id": process.id, "status": process.status.value})
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
-from vance_cli.sanitize import file_name
+from vance_cli.text import file_name
 from vance_cli.tools.base import RunFn, Tool, ToolContext, ToolResult
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.

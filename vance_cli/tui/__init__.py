@@ -31,7 +31,7 @@ def _failed(app, resume: str | None = None) -> None:
     if app.stop_signal is not None:
         import signal
 
-        from vance_cli.cli.common import err
+        from vance_cli.terminal import err
 
         try:
             err(f"stopped by {signal.Signals(app.stop_signal).name}; the state is saved"
@@ -58,7 +58,7 @@ def run_tui(session: ChatSession, **options: Any) -> None:
     finally:
         controller.close()
     _gone(app)
-    from vance_cli.cli.common import err
+    from vance_cli.terminal import err
 
     resume = f"vance chat --resume {controller.process_id}" if controller.process_id else None
     if app.stop_signal is None:
@@ -75,7 +75,7 @@ def run_watch(pid: str, store=None) -> None:
     from vance_cli.tui.run_source import ProcessFileSource
 
     if store is None:
-        from vance_cli.cli.common import load_context
+        from vance_cli.config.context import load_context
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = load_context()

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vance_cli.config.recipes import Recipe, RecipeError, _describe, _suggest, load_recipe
+from vance_cli.config.recipes import Recipe, RecipeError, _describe, load_recipe
+from vance_cli.text import did_you_mean
 
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
@@ -72,7 +73,7 @@ class BenjyParams(_Strict):
     def _known_task_types(cls, value: list[str]) -> list[str]:
         for name in value:
             if name not in TASK_TYPES:
-                raise ValueError(f"unknown task type {name!r} (known: {', '.join(TASK_TYPES)}){_suggest(name, TASK_TYPES)}")
+                raise ValueError(f"unknown task type {name!r} (known: {', '.join(TASK_TYPES)}){did_you_mean(name, TASK_TYPES)}")
         return value
 
     @field_validator("features", mode="before")
@@ -85,7 +86,7 @@ class BenjyParams(_Strict):
         out: dict[str, Any] = {}
         for key, spec in value.items():
             if key not in FEATURES:
-                raise ValueError(f"unknown feature {key!r} (known: {', '.join(FEATURES)}){_suggest(str(key), FEATURES)}")
+                raise ValueError(f"unknown feature {key!r} (known: {', '.join(FEATURES)}){did_you_mean(str(key), FEATURES)}")
             if spec is True:
                 spec = {}
             elif isinstance(spec, str) and spec.strip().lower() in _OFF or spec in _OFF:
@@ -133,7 +134,7 @@ def parse_params(recipe: Recipe) -> BenjyParams:
             loc, msg = _describe(error)
             if error["type"] == "extra_forbidden":
                 known = ", ".join(BenjyParams.model_fields) if len(error["loc"]) == 1 else ""
-                msg = "unknown key" + (f" (known: {known}){_suggest(str(error['loc'][-1]), list(BenjyParams.model_fields))}" if known else "")
+                msg = "unknown key" + (f" (known: {known}){did_you_mean(str(error['loc'][-1]), list(BenjyParams.model_fields))}" if known else "")
             lines.append(f"{_where(recipe)}: key 'params.{loc}': {msg}")
         raise RecipeError("\n".join(lines), hint=f"fix the params of {_where(recipe)}; `vance recipes validate {recipe.name}` checks it again") from exc
 

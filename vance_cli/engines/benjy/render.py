@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from vance_cli.engines.benjy.state import TERMINAL_ITEM, BenjyState, Item
+from vance_cli.text import shorten
 
 GOAL_CHARS = 1500
 FIELD_CHARS = 300
@@ -21,8 +22,7 @@ SOURCE_CHARS = 6000
 
 
 def clip(text: str | None, limit: int) -> str:
-    text = (text or "").strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return shorten((text or "").strip(), limit, tidy=True)
 
 
 def one_line(text: str | None, limit: int = FIELD_CHARS) -> str:
@@ -30,8 +30,7 @@ def one_line(text: str | None, limit: int = FIELD_CHARS) -> str:
 
 
 def tail(text: str | None, limit: int) -> str:
-    text = (text or "").rstrip()
-    return text if len(text) <= limit else "…" + text[-(limit - 1):]
+    return shorten((text or "").rstrip(), limit, keep_end=True)
 
 
 # --- the digest -----------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from vance_cli.errors import ModelError, ModelRequestsForbidden, TransportError
 from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Message, Usage
+from vance_cli.text import shorten
 
 Status = Literal["ok", "need-more-input", "stale", "refused"]
 
@@ -271,7 +272,7 @@ async def call_for_json(
         except ModelError as exc:
             if format_rejected(exc):
                 usage.calls += 1
-                reason = exc.message if len(exc.message) <= 160 else exc.message[:159] + "…"
+                reason = shorten(exc.message, 160)
                 if step_down(f"rejected by the provider ({reason})"):
                     continue
             raise

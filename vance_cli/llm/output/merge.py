@@ -13,6 +13,7 @@ from typing import Any
 
 from vance_cli.schema.nodes import asserting, json_equal, json_in
 from vance_cli.schema.refs import Prepared
+from vance_cli.text import json_pointer
 
 Stack = tuple[str, ...]  # the definitions inlined on the way to a node ("#" is the root)
 # Annotations the provider schemas keep (the model reads them); every other one is dropped silently:
@@ -22,7 +23,7 @@ KEEP_ANNOTATIONS = ("title", "description")
 
 def ptr(parts: tuple[str, ...]) -> str:
     """The JSON pointer of a schema location, for downgrade lines ("(root)" for the root)."""
-    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts) if parts else "(root)"
+    return json_pointer(parts, "(root)")
 
 
 def _numbers(a: Any, b: Any) -> bool:

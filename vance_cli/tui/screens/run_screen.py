@@ -19,7 +19,16 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from vance_cli.errors import VanceError
-from vance_cli.events import JournalEvent, MessageEvent, StatusChanged, TodosUpdated, ToolFinished, ToolStarted, UsageEvent
+from vance_cli.events import (
+    JournalEvent,
+    MessageEvent,
+    StatusChanged,
+    TodosUpdated,
+    ToolFinished,
+    ToolStarted,
+    UsageEvent,
+)
+from vance_cli.text import shorten
 from vance_cli.tui.messages import AnswerSubmitted, EngineEvent, TurnEnded
 from vance_cli.tui.widgets.journal_panel import JournalPanel
 from vance_cli.tui.widgets.question_box import QuestionBox
@@ -92,9 +101,9 @@ class RunScreen(Screen):
         elif isinstance(event, MessageEvent):
             self.query_one(JournalPanel).add_entry(event.text if mine else f"**{event.process_id}** says: {event.text}")
         elif isinstance(event, ToolStarted) and not mine:
-            self.query_one(JournalPanel).add_entry(f"`{event.process_id}` · {event.name} {_short(event.arguments, 80)}", "tool")
+            self.query_one(JournalPanel).add_entry(f"`{event.process_id}` · {event.name} {shorten(event.arguments, 80, one_line=True)}", "tool")
         elif isinstance(event, ToolFinished) and not mine and not event.ok:
-            self.query_one(JournalPanel).add_entry(f"`{event.process_id}` · {event.name} failed: {_short(event.summary, 160)}", "warning")
+            self.query_one(JournalPanel).add_entry(f"`{event.process_id}` · {event.name} failed: {shorten(event.summary, 160, one_line=True)}", "warning")
         if mine and isinstance(event, (StatusChanged, UsageEvent, MessageEvent, TodosUpdated)):
             self.refresh_status()
 
@@ -173,8 +182,3 @@ class RunScreen(Screen):
             except (WorkerCancelled, WorkerFailed):
                 pass  # cancelled is what was asked; a failure was shown by the worker
         self.app.exit()
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -5,12 +5,8 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import Static
 
+from vance_cli.text import shorten
 from vance_cli.tui.widgets import clean, tcss
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _size(chars: int) -> str:
@@ -44,7 +40,7 @@ class ToolLine(Static, can_focus=True):
     def render_text(self) -> str:
         mark = "⋯" if self.ok is None else ("✓" if self.ok else "✗")
         arrow = "▾" if self.expanded else "▸"
-        parts = [f"{arrow} {mark} {self.tool_name} {_short(self.arguments, 60)}"]
+        parts = [f"{arrow} {mark} {self.tool_name} {shorten(self.arguments, 60, one_line=True)}"]
         if self.result_size is not None:
             parts.append(_size(self.result_size))
         if self.seconds is not None:

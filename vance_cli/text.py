@@ -1,6 +1,6 @@
-"""Text from outside (a model, a file, a file name) made safe to store and to print.
+"""Text helpers every floor may use: text from outside made safe, and text made short.
 
-One place for the three boundaries where odd characters do harm:
+Safe text, for the three boundaries where odd characters do harm:
 
 - ``safe_text``: lone surrogates (a non-UTF-8 file name read with surrogateescape, a ``\\ud800``
   escape in a model's JSON) cannot be encoded as UTF-8, so a process file holding one could never
@@ -12,6 +12,9 @@ One place for the three boundaries where odd characters do harm:
   UTF-8 reader would choke on (C1 controls, DEL, lone surrogates, U+2028/9) are written as
   ``\\uXXXX`` escapes, which every JSON parser reads back to the same string.
 
+Short text, one copy each: ``shorten`` (a cut marked with "…"), ``json_pointer`` (RFC 6901 paths
+in messages) and ``did_you_mean`` (the closest known name for a misspelt one).
+
 Standard library only: the CLI imports this on every command.
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -93,6 +97,54 @@ def check_utf8_input(text: str, what: str) -> str | None:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         ch = text[exc.start]
-        what_char = f"byte 0x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else f"lone surrogate U+{ord(ch):04X}"
+        what_char = (
+            f"byte 0x{ord(ch) - 0xDC00:02x}" if "\udc80" <= ch <= "\udcff" else f"lone surrogate U+{ord(ch):04X}"
+        )
         return f"{what} is not valid UTF-8 ({what_char} at character {exc.start + 1})"
     return None
+
+
+ELLIPSIS = "…"
+
+
+def shorten(
+    text: str, limit: int, *, one_line: bool = False, keep_end: bool = False, mark: str = ELLIPSIS, tidy: bool = False
+) -> str:
+    """``text`` in at most ``limit`` characters; what is cut off is shown as ``mark``.
+
+    ``one_line`` first turns every run of whitespace (newlines too) into one space. ``keep_end``
+    keeps the end of the text instead of its start (the last lines of an output). ``tidy`` drops
+    the whitespace the cut leaves beside ``mark``.
+    """
+    if one_line:
+        text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    keep = max(limit - len(mark), 0)
+    if keep_end:
+        part = text[len(text) - keep :] if keep else ""
+        return mark + (part.lstrip() if tidy else part)
+    part = text[:keep]
+    return (part.rstrip() if tidy else part) + mark
+
+
+def json_pointer(parts: Iterable[object], root: str = "") -> str:
+    """The RFC 6901 pointer of a path (``["a", "b/c", 0]`` -> ``/a/b~1c/0``); ``root`` for the empty path.
+
+    Messages show the root as words ("(root)", "the root") so a line never starts with ":".
+    """
+    tokens = [str(p).replace("~", "~0").replace("/", "~1") for p in parts]
+    return "/" + "/".join(tokens) if tokens else root
+
+
+def pointer_token(token: str) -> str:
+    """One reference token of a JSON pointer read back: ``~1`` is ``/``, ``~0`` is ``~`` (RFC 6901 order)."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, n: int = 1) -> str:
+    """``"; did you mean 'api_base'?"`` for the closest choices (up to ``n``, "or" between), or ``""``."""
+    import difflib  # only when a name was misspelt
+
+    close = difflib.get_close_matches(word, list(choices), n=n, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
