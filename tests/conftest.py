@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -12,6 +13,12 @@ from hypothesis import settings as hypothesis_settings
 hypothesis_settings.register_profile("suite", derandomize=True, database=None)
 hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
+# A shell starts a background job (`pytest ... > log &`) with SIGINT ignored, and every child inherits
+# that: the tests that press Ctrl+C on a vance subprocess would wait for an exit that never comes.
+# Handled here as in a terminal, the children start with SIGINT at its default, as a user's vance does.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Set before anything imports vance_cli: subprocesses inherit it, so no test reaches a real provider.
 os.environ["VANCE_ALLOW_MODEL_REQUESTS"] = "0"

@@ -10,7 +10,7 @@ Use it through the pytest fixture (imported suite-wide by tests/conftest.py)::
         fake_openai.enqueue_error(500)                                      # HTTP 500, default error body
         fake_openai.enqueue_error(429, headers={"Retry-After": "1"})
         fake_openai.enqueue_raw({"choices": [...]})                        # any JSON body, sent as is
-        model = OpenAICompatModel("openai/test-model", api_base=fake_openai.url, ...)
+        model = OpenAICompatModel(build_profile("openai/test-model", api_base=fake_openai.url, ...))
         ...
         assert fake_openai.requests[0]["response_format"] == {...}          # parsed request bodies
 

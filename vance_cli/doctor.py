@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,7 @@ class Doctor:
         self.scopes: Any = None
         self.settings: Any = None
         self.model: str | None = None
+        self._model_profile: Any = None
 
     def run(self) -> Iterator[Check]:
         """The checks one by one as each finishes, so the first line shows at once."""
@@ -152,10 +153,18 @@ class Doctor:
         return Check("api key", FAIL, f"{' or '.join(names)} is not set for {self.model}",
                      f"export {names[0]}=... (or set VANCE_API_KEY)")
 
+    def _profile(self):
+        """The model's ModelProfile, worked out once for the checks that need it."""
+        if self._model_profile is None:
+            from vance_cli.llm.profile import profile_for
+
+            self._model_profile = profile_for(self.model, self.settings)
+        return self._model_profile
+
     def check_capabilities(self) -> Check | None:
         if self.model is None:
             return None
-        caps = self.settings.capabilities_for(self.model)
+        caps = self._profile().capabilities
         detail = (f"family {caps.family}: tool calls {'yes' if caps.tools else 'no'}, "
                   f"JSON schema {'strict' if caps.strict_json_schema else 'yes' if caps.json_schema else 'no'}")
         table = f'[models."{self.model}".capabilities]'
@@ -266,12 +275,12 @@ class Doctor:
         import asyncio
 
         from vance_cli.llm.base import ChatRequest, Message, ToolSpec
-        from vance_cli.llm.factory import make_model
+        from vance_cli.llm.factory import local_model, transport_for
 
-        model = make_model(self.model, self.settings)
-        retries = getattr(model, "retries", None)
-        if isinstance(retries, dict):  # one tiny call: a failure is reported, not retried for seconds
-            model.retries = {**retries, "attempts": 1}
+        model = local_model(self.model, self.settings)
+        if model is None:  # one tiny call: a failure is reported, not retried for seconds
+            profile = self._profile()
+            model = transport_for(replace(profile, retries={**profile.retries, "attempts": 1}))
         respond = ToolSpec(
             name="respond",
             description="Answer the user.",

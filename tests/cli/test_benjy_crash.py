@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.cli.helpers import vance
 from tests.engines.benjy_brain import Brain
+from tests.helpers import Preloaded, run_cli
 from vance_cli.engines.benjy.state import load_state
 from vance_cli.runtime.crashpoints import POINTS
 from vance_cli.runtime.scheduler import DELIVERY_KEY
@@ -59,23 +60,36 @@ def _files(n: int, prompt: str) -> list[tuple[str, str]]:
     return [(f"item{n}.txt", "BAD\n" if n == 2 and "did not pass" not in prompt else f"item {n}\n")]
 
 
-def _case(root: Path, url: str, point: str, n: int) -> str | None:
-    """Run, kill, resume, verify one case; None when it holds, else what went wrong."""
-    name = f"{point}:{n}"
+def _kill(preloaded: Preloaded, root: Path, url: str, point: str, n: int) -> tuple[dict, subprocess.CompletedProcess]:
+    """Start the run in its own process and let it SIGKILL itself at the n-th pass of ``point``."""
     home, ws, cwd = root / "home", root / "ws", root / "cwd"
     for folder in (home, ws, cwd):
         folder.mkdir(parents=True)
     (ws / "check.py").write_text(CHECK_PY)
     env = {"VANCE_HOME": str(home), "VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": url}
-    killed = vance("benjy", "run", "write the item files", "--workspace", str(ws), "--check", f"{sys.executable} check.py",
-                   env={**env, "VANCE_TEST_CRASH_AT": name}, cwd=cwd)
+    killed = preloaded.run(
+        "benjy",
+        "run",
+        "write the item files",
+        "--workspace",
+        str(ws),
+        "--check",
+        f"{sys.executable} check.py",
+        env={**env, "VANCE_TEST_CRASH_AT": f"{point}:{n}"},
+        cwd=cwd,
+    )
+    return env, killed
+
+
+def _resume(root: Path, name: str, env: dict, killed: subprocess.CompletedProcess) -> str | None:
+    """Resume the killed run to DONE and verify it; None when it holds, else what went wrong."""
     if killed.returncode != -9:
         return f"{name}: the run was not killed there (exit {killed.returncode}): {killed.stderr[-300:]}"
     pid = re.search(r"benjy run (\S+)", killed.stderr).group(1)
-    resumed = vance("benjy", "resume", pid, env=env, cwd=cwd)
+    resumed = run_cli("benjy", "resume", pid, env=env, cwd=root / "cwd")
     if resumed.returncode != 0:
         return f"{name}: resume exited {resumed.returncode}: {resumed.stderr[-500:]}"
-    return _verify(name, home, ws, pid, resumed.stdout)
+    return _verify(name, root / "home", root / "ws", pid, resumed.stdout)
 
 
 def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | None:
@@ -102,9 +116,19 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
     def count(prefix: str) -> int:
         return sum(1 for j in journal for block in j.split("\n\n") if block.startswith(prefix))
 
-    expected = {"**GOAL:**": 1, "**INTERPRET:**": 1, "**DO #1:** worker": 1, "**DO #2:** worker": 2, "**REPLY #1:**": 1,
-                "**REPLY #2:**": 2, "**CHECK #2:** failed": 1, "**CLOSE #1:** done": 1, "**CLOSE #2:** done": 1,
-                "**REFLECT:** achieved": 1, "**DONE:**": 1}
+    expected = {
+        "**GOAL:**": 1,
+        "**INTERPRET:**": 1,
+        "**DO #1:** worker": 1,
+        "**DO #2:** worker": 2,
+        "**REPLY #1:**": 1,
+        "**REPLY #2:**": 2,
+        "**CHECK #2:** failed": 1,
+        "**CLOSE #1:** done": 1,
+        "**CLOSE #2:** done": 1,
+        "**REFLECT:** achieved": 1,
+        "**DONE:**": 1,
+    }
     got = {k: count(k) for k in expected}
     if got != expected:
         problems.append(f"journal records {got}")
@@ -135,8 +159,17 @@ def test_every_crash_point_is_covered_by_a_case():
 
 def test_killed_anywhere_resumes_to_done_without_losing_or_repeating_an_item(fake_openai, tmp_path):
     fake_openai.responder = Brain(items=2, worker_files=_files).reply_body
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(lambda c: _case(tmp_path / f"case{c[0]}", fake_openai.url, *c[1]), enumerate(CASES)))
+    # Two streams of work at once: runs are killed one after another in their own processes (forked
+    # from one that imported vance_cli already: a kill point is reached without paying Python's
+    # start-up), while this process resumes each killed run (a normal command: run_cli).
+    with Preloaded() as preloaded, ThreadPoolExecutor(max_workers=1) as pool:
+        killing = [
+            pool.submit(_kill, preloaded, tmp_path / f"case{i}", fake_openai.url, *case) for i, case in enumerate(CASES)
+        ]
+        results = [
+            _resume(tmp_path / f"case{i}", f"{point}:{n}", *job.result())
+            for i, ((point, n), job) in enumerate(zip(CASES, killing, strict=True))
+        ]
     failures = [r for r in results if r]
     assert not failures, "\n".join(failures)
     assert os.environ.get("VANCE_TEST_CRASH_AT") is None  # the suite itself never crashes

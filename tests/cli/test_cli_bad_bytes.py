@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import REPO, json_lines, vance, write_script
+from tests.helpers import json_lines, run_cli, write_script
 
 ESC_TEXTS = [
     "\x1b]52;c;ZXZpbA==\x07",  # OSC 52: write the clipboard
@@ -26,10 +24,8 @@ def respond(message):
 
 
 def vance_bytes(*args, input: bytes | None = None, env: dict | None = None):
-    """Like helpers.vance, but argv and stdin may be raw bytes and the output stays bytes."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True, env=full_env,
-                          input=input, timeout=60)
+    """Like run_cli, but argv and stdin may be raw bytes and the output stays bytes."""
+    return run_cli(*args, env=env, input=input, text=False)
 
 
 def _no_processes(home: Path) -> bool:
@@ -42,18 +38,21 @@ def _no_processes(home: Path) -> bool:
 
 def test_a_non_utf8_file_name_does_not_wedge_the_chat(tmp_path):
     (Path.cwd() / os.fsdecode(b"caf\xe9.txt")).write_text("x")
-    model = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_list", "arguments": {}}]},
-        respond("listed"),
-    ])
-    r = vance("chat", "-p", "list the folder", env={"VANCE_MODEL": model})
+    model = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_list", "arguments": {}}]},
+            respond("listed"),
+        ],
+    )
+    r = run_cli("chat", "-p", "list the folder", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     assert r.stdout == "listed\n"
-    process = json.loads(vance("show", "--json", json_lines(vance("ps", "--json").stdout)[0]["id"]).stdout)
+    process = json.loads(run_cli("show", "--json", json_lines(run_cli("ps", "--json").stdout)[0]["id"]).stdout)
     listing = next(m["content"] for m in process["history"] if m["role"] == "tool" and m["name"] == "file_list")
     assert "caf\\xe9.txt" in listing and "not valid UTF-8" in listing
     model = write_script(tmp_path / "s2.json", [respond("still here")])  # each run reads its script anew
-    r = vance("chat", "--continue", "-p", "again", "--model", model)
+    r = run_cli("chat", "--continue", "-p", "again", "--model", model)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "still here\n"
 
@@ -88,24 +87,26 @@ def test_a_respond_message_with_a_lone_surrogate_prints_and_saves(tmp_path):
     script = tmp_path / "s.json"
     # the JSON escape \ud800 decodes to a lone surrogate: no UTF-8 encoding exists for it
     script.write_text('[{"tool_calls": [{"name": "respond", "arguments": {"message": "bad \\ud800 char"}}]}]')
-    r = vance("chat", "-p", "hi", env={"VANCE_MODEL": f"scripted:{script}"})
+    r = run_cli("chat", "-p", "hi", env={"VANCE_MODEL": f"scripted:{script}"})
     assert r.returncode == 0, r.stderr
     assert r.stdout == "bad \ufffd char\n"
     script.write_text('[{"tool_calls": [{"name": "respond", "arguments": {"message": "bad \\ud800 char"}}]}]')
-    r = vance("chat", "-p", "hi", "--json", env={"VANCE_MODEL": f"scripted:{script}"})
+    r = run_cli("chat", "-p", "hi", "--json", env={"VANCE_MODEL": f"scripted:{script}"})
     assert r.returncode == 0, r.stderr
     message = next(e for e in json_lines(r.stdout) if e["type"] == "message")
     assert message["text"] == "bad \ud800 char"  # JSON keeps the data, escaped
-    assert vance("show", message["process_id"]).returncode == 0
+    assert run_cli("show", message["process_id"]).returncode == 0
 
 
 def test_a_lone_surrogate_from_the_model_never_makes_the_process_unsavable(tmp_path):
     script = tmp_path / "s.json"
-    script.write_text('["free text \\udce9 first", {"tool_calls": [{"name": "respond", "arguments": {"message": "ok"}}]}]')
-    r = vance("chat", "-p", "hi", env={"VANCE_MODEL": f"scripted:{script}"})
+    script.write_text(
+        '["free text \\udce9 first", {"tool_calls": [{"name": "respond", "arguments": {"message": "ok"}}]}]'
+    )
+    r = run_cli("chat", "-p", "hi", env={"VANCE_MODEL": f"scripted:{script}"})
     assert r.returncode == 0, r.stderr
-    pid = json_lines(vance("ps", "--json").stdout)[0]["id"]
-    process = json.loads(vance("show", "--json", pid).stdout)
+    pid = json_lines(run_cli("ps", "--json").stdout)[0]["id"]
+    process = json.loads(run_cli("show", "--json", pid).stdout)
     assert process["history"][1]["content"] == "free text \ufffd first"
 
 
@@ -115,19 +116,19 @@ def test_a_lone_surrogate_from_the_model_never_makes_the_process_unsavable(tmp_p
 def test_escape_sequences_from_the_model_never_reach_the_terminal(tmp_path):
     message = "hello " + "".join(ESC_TEXTS) + "world"
     model = write_script(tmp_path / "s.json", [respond(message)])
-    r = vance("chat", "-p", "title " + ESC_TEXTS[1] + "me", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "title " + ESC_TEXTS[1] + "me", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     assert r.stdout == "hello world\n"
     for text in (r.stdout, r.stderr):
         assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text
-    ps = vance("ps")
+    ps = run_cli("ps")
     assert "title me" in ps.stdout and "\x1b" not in ps.stdout
-    pid = json_lines(vance("ps", "--json").stdout)[0]["id"]
-    show = vance("show", pid)
+    pid = json_lines(run_cli("ps", "--json").stdout)[0]["id"]
+    show = run_cli("show", pid)
     assert "title    title me" in show.stdout and "hello world" in show.stdout
     assert "\x1b" not in show.stdout and "\x9b" not in show.stdout and "\x07" not in show.stdout
     # --json keeps the bytes of the data, escaped so that a terminal shows them harmlessly
-    raw = vance("ps", "--json").stdout
+    raw = run_cli("ps", "--json").stdout
     assert "\x1b" not in raw and "\x9b" not in raw and json_lines(raw)[0]["title"].startswith("title \x1b]0;")
 
 
@@ -146,7 +147,7 @@ def test_the_shared_sanitiser_strips_control_sequences():
 
 def _make_process(tmp_path, prompt="hi") -> str:
     model = write_script(tmp_path / f"{prompt}.json", [respond("ok")])
-    r = vance("chat", "-p", prompt, "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", prompt, "--json", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     return json_lines(r.stdout)[0]["process_id"]
 
@@ -168,12 +169,12 @@ def test_an_absurd_updated_time_is_a_per_file_warning_and_never_the_continue_tar
     (vance_home / "processes" / f"{bad}.json").write_text(
         (vance_home / "processes" / f"{bad}.json").read_text().replace('"updated": ', '"updated": 1e300, "x_old": ', 1)
     )
-    ps = vance("ps")
+    ps = run_cli("ps")
     assert ps.returncode == 0, ps.stderr
     assert good in ps.stdout and bad not in ps.stdout
     assert "unreadable process file" in ps.stderr and "updated" in ps.stderr
     model = write_script(tmp_path / "c.json", [respond("continued")])
-    r = vance("chat", "--continue", "-p", "next", "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "--continue", "-p", "next", "--json", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     assert json_lines(r.stdout)[0]["process_id"] == good
 
@@ -182,11 +183,11 @@ def test_a_future_updated_time_is_listed_but_not_continued(tmp_path, vance_home)
     good = _make_process(tmp_path, "good")
     future = _make_process(tmp_path, "future")
     _edit(vance_home, future, updated=4e9)  # year 2096
-    ps = vance("ps")
+    ps = run_cli("ps")
     assert good in ps.stdout and future in ps.stdout
     assert f"process {future} was updated in the future" in ps.stderr
     model = write_script(tmp_path / "c.json", [respond("continued")])
-    r = vance("chat", "--continue", "-p", "next", "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "--continue", "-p", "next", "--json", env={"VANCE_MODEL": model})
     assert json_lines(r.stdout)[0]["process_id"] == good
 
 
@@ -195,11 +196,11 @@ def test_an_unknown_engine_warns_in_ps_and_resume_explains(tmp_path, vance_home)
     bad = _make_process(tmp_path, "bad")
     _edit(vance_home, bad, engine="zaphod")
     before = (vance_home / "processes" / f"{bad}.json").read_bytes()
-    ps = vance("ps")
+    ps = run_cli("ps")
     assert ps.returncode == 0 and good in ps.stdout and bad in ps.stdout
     assert f"warning: process {bad} cannot be resumed: its engine 'zaphod' is unknown" in ps.stderr
     model = write_script(tmp_path / "c.json", [respond("never")])
-    r = vance("chat", "--resume", bad, "-p", "next", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "--resume", bad, "-p", "next", env={"VANCE_MODEL": model})
     assert r.returncode == 1
     assert f"error: process {bad} cannot be run: its engine 'zaphod' is unknown" in r.stderr
     assert "KeyError" not in r.stderr and "Traceback" not in r.stderr
@@ -214,12 +215,12 @@ def test_a_broken_embedded_recipe_warns_in_ps_and_resume_explains(tmp_path, vanc
         data["recipe"]["tools"] = {"allowed": ["respond", "teleport"]}
 
     _edit(vance_home, bad, recipe=break_recipe)
-    ps = vance("ps")
+    ps = run_cli("ps")
     assert f"warning: process {bad} cannot be resumed: its embedded recipe is invalid" in ps.stderr
     assert "maxToolIterations" in ps.stderr and "teleport" in ps.stderr
     model = write_script(tmp_path / "c.json", [respond("never")])
     for args in (["-p", "next"], ["--plain"]):
-        r = vance("chat", "--resume", bad, *args, env={"VANCE_MODEL": model}, input="")
+        r = run_cli("chat", "--resume", bad, *args, env={"VANCE_MODEL": model}, input="")
         assert r.returncode == 1
         assert f"process {bad} cannot be run: its embedded recipe is invalid" in r.stderr
         assert "ValidationError" not in r.stderr and "Traceback" not in r.stderr
@@ -230,7 +231,7 @@ def test_a_server_error_text_in_the_retry_line_reaches_the_terminal_without_esca
     for _ in range(2):
         fake_openai.enqueue_error(503, body="\x1b]52;c;ZXZpbA==\x07busy\x1b[2J")
     (vance_home / "config.toml").write_text("[model.retries]\nattempts = 2\nbase_delay = 0.01\nmax_delay = 0.01\n")
-    r = vance("chat", "-p", "hi", env={"VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}, cwd=tmp_path)
+    r = run_cli("chat", "-p", "hi", env={"VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}, cwd=tmp_path)
     assert r.returncode != 0
     assert "HTTP 503: busy; retrying in" in r.stderr
     assert "\x1b" not in r.stderr and "\x07" not in r.stderr

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests.cli.helpers import REPO, json_lines, vance
 from tests.engines.benjy_brain import Brain
+from tests.helpers import REPO, json_lines, run_cli
 
 CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
 CHECK = f"{sys.executable} check.py"
@@ -42,7 +42,7 @@ def _worker_prompts(fake):
 
 def test_a_coding_goal_runs_to_done_over_http(fake_openai, env, ws):
     fake_openai.responder = Brain(items=2).reply_body
-    r = vance("benjy", "run", "write two item files", "--workspace", str(ws), "--check", CHECK, env=env)
+    r = run_cli("benjy", "run", "write two item files", "--workspace", str(ws), "--check", CHECK, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# Benjy report\n") and "#2 [done] write item2.txt" in r.stdout
     assert "· CHECK #1: passed (exit 0)" in r.stderr and "┌ todos · 0/2 done" in r.stderr
@@ -52,7 +52,7 @@ def test_a_coding_goal_runs_to_done_over_http(fake_openai, env, ws):
     formats = [b["response_format"]["json_schema"]["name"] for b in fake_openai.requests if b.get("response_format")]
     assert formats[0] == "benjy_interpret" and "benjy_reflect" in formats
     pid = r.stderr.split("benjy run ", 1)[1].split()[0]
-    rows = json_lines(vance("ps", "--json", env=env).stdout)
+    rows = json_lines(run_cli("ps", "--json", env=env).stdout)
     assert [(row["depth"], row["status"]) for row in rows if row["id"] == pid] == [(0, "DONE")]
     assert sorted(row["depth"] for row in rows) == [0, 1, 1]
 
@@ -65,7 +65,7 @@ def test_a_failing_first_attempt_is_retried_with_the_error(fake_openai, env, ws)
         return [(f"item{n}.txt", "BAD\n" if attempts[n] == 1 else f"item {n}\n")]
 
     fake_openai.responder = Brain(items=1, worker_files=files).reply_body
-    r = vance("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, env=env)
+    r = run_cli("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, env=env)
     assert r.returncode == 0, r.stderr
     assert "CHECK #1: failed (exit 1) → ROUTE" in r.stderr and "ROUTE (check_failed #1): retry #1" in r.stderr
     first, retry = _worker_prompts(fake_openai)
@@ -81,25 +81,32 @@ def test_a_question_is_answered_with_vance_benjy_answer(fake_openai, env, ws):
     def route(prompt):
         routes.append(prompt)
         if len(routes) == 1:
-            return {"op": "ask_parent", "question": "Which content should item1.txt have?", "reason": "the check keeps failing"}
+            return {
+                "op": "ask_parent",
+                "question": "Which content should item1.txt have?",
+                "reason": "the check keeps failing",
+            }
         return {"op": "retry", "item": 1, "reason": "the person answered"}
 
     state = {"answered": False}
-    brain = Brain(items=1, overrides={"ROUTE": route},
-                  worker_files=lambda n, p: [(f"item{n}.txt", "fine\n" if "item 1 please" in p else "BAD\n")])
+    brain = Brain(
+        items=1,
+        overrides={"ROUTE": route},
+        worker_files=lambda n, p: [(f"item{n}.txt", "fine\n" if "item 1 please" in p else "BAD\n")],
+    )
     fake_openai.responder = brain.reply_body
-    r = vance("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, env=env)
+    r = run_cli("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, env=env)
     assert r.returncode == 10, r.stderr
     pid = r.stderr.split("benjy run ", 1)[1].split()[0]
     assert "Which content should item1.txt have?" in r.stderr
     assert f'vance benjy answer {pid} "YOUR ANSWER"' in r.stderr
     assert r.stdout == ""
-    status = json.loads(vance("benjy", "status", pid, "--json", env=env).stdout)
+    status = json.loads(run_cli("benjy", "status", pid, "--json", env=env).stdout)
     assert status["status"] == "BLOCKED" and status["pendingQuestion"]["reason"] == "ask_parent"
-    human = vance("benjy", "status", pid, env=env).stdout
+    human = run_cli("benjy", "status", pid, env=env).stdout
     assert "question:" in human and "Which content" in human
     state["answered"] = True
-    a = vance("benjy", "answer", pid, "item 1 please: write fine", env=env)
+    a = run_cli("benjy", "answer", pid, "item 1 please: write fine", env=env)
     assert a.returncode == 0, a.stderr
     assert "Answer (verbatim):\nitem 1 please: write fine" in routes[1]
     assert a.stdout.startswith("# Benjy report") and (ws / "item1.txt").read_text() == "fine\n"
@@ -107,19 +114,20 @@ def test_a_question_is_answered_with_vance_benjy_answer(fake_openai, env, ws):
 
 def test_json_output_is_the_event_stream(fake_openai, env, ws):
     fake_openai.responder = Brain(items=1).reply_body
-    r = vance("benjy", "run", "one file", "--workspace", str(ws), "--check", CHECK, "--json", env=env)
+    r = run_cli("benjy", "run", "one file", "--workspace", str(ws), "--check", CHECK, "--json", env=env)
     assert r.returncode == 0, r.stderr
     events = json_lines(r.stdout)
     kinds = {e["type"] for e in events}
     assert {"journal", "todos_updated", "status_changed", "message", "tool_started"} <= kinds
     root = events[0]["process_id"]
     assert events[-1]["type"] in ("todos_updated", "status_changed") and any(
-        e["type"] == "message" and e["process_id"] == root and e["text"].startswith("# Benjy report") for e in events)
+        e["type"] == "message" and e["process_id"] == root and e["text"].startswith("# Benjy report") for e in events
+    )
 
 
 def test_without_a_workspace_a_temporary_one_is_made_and_shown(fake_openai, env):
     fake_openai.responder = Brain(items=1).reply_body
-    r = vance("benjy", "run", "one file", env=env)
+    r = run_cli("benjy", "run", "one file", env=env)
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stderr.splitlines() if x.startswith("workspace "))
     assert line.endswith("(a new temporary folder)")
@@ -129,7 +137,7 @@ def test_without_a_workspace_a_temporary_one_is_made_and_shown(fake_openai, env)
 
 def test_a_named_target_is_a_folder_of_the_scope(fake_openai, env, vance_home):
     fake_openai.responder = Brain(items=1).reply_body
-    r = vance("benjy", "run", "one file", "--target", "demo", env=env)
+    r = run_cli("benjy", "run", "one file", "--target", "demo", env=env)
     assert r.returncode == 0, r.stderr
     assert (vance_home / "workspaces" / "demo" / "item1.txt").is_file()
 
@@ -144,16 +152,21 @@ def test_a_named_target_is_a_folder_of_the_scope(fake_openai, env, vance_home):
     ],
 )
 def test_bad_arguments_create_nothing(env, args, message, vance_home):
-    r = vance("benjy", "run", "goal", *args, env=env)
+    r = run_cli("benjy", "run", "goal", *args, env=env)
     assert r.returncode == 2 and message in r.stderr
-    assert json_lines(vance("ps", "--json", env=env).stdout) == []
+    assert json_lines(run_cli("ps", "--json", env=env).stdout) == []
 
 
 def test_ctrl_c_saves_the_run_and_resume_finishes_it(fake_openai, env, ws):
     fake_openai.enqueue(text="{}", delay=30)  # the interpret call is still waiting when Ctrl+C comes
     full = {**os.environ, "PYTHONPATH": str(REPO), **env}
-    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "benjy", "run", "one file", "--workspace", str(ws)],
-                            env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vance_cli", "benjy", "run", "one file", "--workspace", str(ws)],
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 30
     while not fake_openai.requests and time.time() < deadline:
         time.sleep(0.05)
@@ -162,13 +175,13 @@ def test_ctrl_c_saves_the_run_and_resume_finishes_it(fake_openai, env, ws):
     assert proc.returncode == 130, stderr
     pid = stderr.split("benjy run ", 1)[1].split()[0]
     assert f"vance benjy resume {pid}" in stderr
-    assert json.loads(vance("benjy", "status", pid, "--json", env=env).stdout)["status"] == "SUSPENDED"
+    assert json.loads(run_cli("benjy", "status", pid, "--json", env=env).stdout)["status"] == "SUSPENDED"
     fake_openai.responder = Brain(items=1).reply_body
-    r = vance("benjy", "resume", pid, env=env)
+    r = run_cli("benjy", "resume", pid, env=env)
     assert r.returncode == 0, r.stderr
     assert (ws / "item1.txt").is_file() and r.stdout.startswith("# Benjy report")
 
 
 def test_watch_needs_a_terminal(env):
-    r = vance("benjy", "watch", "20260101-000000-abcdef", env=env)
+    r = run_cli("benjy", "watch", "20260101-000000-abcdef", env=env)
     assert r.returncode == 2 and "needs a terminal" in r.stderr and "vance benjy status" in r.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.helpers import json_lines, vance, write_script
+from tests.helpers import json_lines, run_cli, write_script
 
 
 def respond(message, awaiting=True):
@@ -13,7 +13,7 @@ def respond(message, awaiting=True):
 
 def test_chat_p_prints_the_respond_message_on_stdout(tmp_path):
     model = write_script(tmp_path / "s.json", [respond("Hello, person!")])
-    r = vance("chat", "-p", "hello", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     assert r.stdout == "Hello, person!\n"
     assert "BLOCKED" in r.stderr
@@ -21,7 +21,7 @@ def test_chat_p_prints_the_respond_message_on_stdout(tmp_path):
 
 def test_chat_p_corrects_free_text_before_answering(tmp_path):
     model = write_script(tmp_path / "s.json", ["plain text, no tool", respond("proper answer")])
-    r = vance("chat", "-p", "hello", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     assert r.stdout == "proper answer\n"
     assert "correction 1/2: no tool call" in r.stderr
@@ -29,7 +29,7 @@ def test_chat_p_corrects_free_text_before_answering(tmp_path):
 
 def test_chat_json_emits_events_as_json_lines(tmp_path):
     model = write_script(tmp_path / "s.json", [respond("hi")])
-    r = vance("chat", "-p", "hello", "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", "--json", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     events = json_lines(r.stdout)
     types = [e["type"] for e in events]
@@ -40,7 +40,7 @@ def test_chat_json_emits_events_as_json_lines(tmp_path):
 
 
 def test_no_model_configured_names_the_fix_and_exits_1():
-    r = vance("chat", "-p", "hello")
+    r = run_cli("chat", "-p", "hello")
     assert r.returncode == 1
     assert "no model configured" in r.stderr
     assert "VANCE_MODEL" in r.stderr
@@ -48,24 +48,24 @@ def test_no_model_configured_names_the_fix_and_exits_1():
 
 
 def test_usage_errors_exit_2():
-    r = vance("chat", "--no-such-flag")
+    r = run_cli("chat", "--no-such-flag")
     assert r.returncode == 2
-    r = vance("chat", "-p", "   ", env={"VANCE_MODEL": "scripted:/nonexistent"})
+    r = run_cli("chat", "-p", "   ", env={"VANCE_MODEL": "scripted:/nonexistent"})
     assert r.returncode == 2 and "empty" in r.stderr
 
 
 def test_resume_and_continue_keep_the_conversation(tmp_path):
     model = write_script(tmp_path / "s.json", [respond("first answer")])
-    r = vance("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
     pid = json_lines(r.stdout)[0]["process_id"]
     model2 = write_script(tmp_path / "s2.json", [respond("second answer")])
-    r = vance("chat", "-p", "two", "--resume", pid[:12], "--model", model2)
+    r = run_cli("chat", "-p", "two", "--resume", pid[:12], "--model", model2)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "second answer\n"
     model3 = write_script(tmp_path / "s3.json", [respond("third answer")])
-    r = vance("chat", "-p", "three", "--continue", "--model", model3)
+    r = run_cli("chat", "-p", "three", "--continue", "--model", model3)
     assert r.stdout == "third answer\n"
-    show = vance("show", pid, "--json")
+    show = run_cli("show", pid, "--json")
     process = json.loads(show.stdout)
     users = [m["content"] for m in process["history"] if m["role"] == "user"]
     assert users == ["one", "two", "three"]
@@ -73,14 +73,14 @@ def test_resume_and_continue_keep_the_conversation(tmp_path):
 
 
 def test_resume_unknown_id_is_a_clear_error():
-    r = vance("chat", "-p", "x", "--resume", "nope", env={"VANCE_MODEL": "scripted:/x"})
+    r = run_cli("chat", "-p", "x", "--resume", "nope", env={"VANCE_MODEL": "scripted:/x"})
     assert r.returncode == 1
     assert "nope" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_plain_repl_reads_lines_until_eof(tmp_path):
     model = write_script(tmp_path / "s.json", [respond("answer one"), respond("answer two")])
-    r = vance("chat", "--plain", env={"VANCE_MODEL": model}, input="first\nsecond\n")
+    r = run_cli("chat", "--plain", env={"VANCE_MODEL": model}, input="first\nsecond\n")
     assert r.returncode == 0, r.stderr
     assert r.stdout == "answer one\nanswer two\n"
     assert "resume with: vance chat --resume" in r.stderr
@@ -92,22 +92,27 @@ def test_a_second_vance_on_a_locked_process_names_the_holder(tmp_path):
     import time
 
     model = write_script(tmp_path / "s.json", [respond("a")])
-    r = vance("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
     pid = json_lines(r.stdout)[0]["process_id"]
     # hold the lock from another process, as a running `vance chat --resume` would
     import os
 
-    from tests.cli.helpers import REPO
+    from tests.helpers import REPO
 
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys,time; from vance_cli.config.scopes import Scopes; from vance_cli.store.files import ProcessStore\n"
-         f"s=ProcessStore.for_scopes(Scopes.discover())\nwith s.lock('{pid}'):\n print('held', flush=True); time.sleep(20)"],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+        [
+            sys.executable,
+            "-c",
+            "import sys,time; from vance_cli.config.scopes import Scopes; from vance_cli.store.files import ProcessStore\n"
+            f"s=ProcessStore.for_scopes(Scopes.discover())\nwith s.lock('{pid}'):\n print('held', flush=True); time.sleep(20)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        r = vance("chat", "-p", "two", "--resume", pid, env={"VANCE_MODEL": model})
+        r = run_cli("chat", "-p", "two", "--resume", pid, env={"VANCE_MODEL": model})
         assert r.returncode == 1
         assert str(holder.pid) in r.stderr and "in use" in r.stderr
     finally:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from tests.cli.helpers import json_lines, vance
 from tests.engines.benjy_brain import Brain
+from tests.helpers import json_lines, run_cli
 
 CHECK_PY = "import os, sys\nsys.exit(0 if os.path.isfile('item1.txt') else 1)\n"
 
@@ -17,12 +17,33 @@ def _arthur(body):
         return None
     last = messages[-1]
     if last["role"] == "user" and last["content"].startswith("[worker "):
-        return {"tool_calls": [{"name": "respond", "arguments": {"message": "The run is back: " + last["content"], "awaiting_user_input": True}}]}
+        return {
+            "tool_calls": [
+                {
+                    "name": "respond",
+                    "arguments": {"message": "The run is back: " + last["content"], "awaiting_user_input": True},
+                }
+            ]
+        }
     if last["role"] == "user":
-        return {"tool_calls": [{"name": "process_spawn", "arguments": {"goal": "write item1.txt", "check": f"{sys.executable} check.py"}}]}
+        return {
+            "tool_calls": [
+                {
+                    "name": "process_spawn",
+                    "arguments": {"goal": "write item1.txt", "check": f"{sys.executable} check.py"},
+                }
+            ]
+        }
     if last["role"] == "tool" and last.get("name") == "process_spawn":
         assert last["content"].startswith("Started worker ")
-        return {"tool_calls": [{"name": "respond", "arguments": {"message": "I started a Benjy run for that.", "awaiting_user_input": False}}]}
+        return {
+            "tool_calls": [
+                {
+                    "name": "respond",
+                    "arguments": {"message": "I started a Benjy run for that.", "awaiting_user_input": False},
+                }
+            ]
+        }
     return {"tool_calls": [{"name": "respond", "arguments": {"message": "?"}}]}
 
 
@@ -31,7 +52,7 @@ def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path):
     fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
     (tmp_path / "work" / "check.py").write_text(CHECK_PY)
     env = {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
-    r = vance("chat", "-p", "please create item1.txt", env=env)
+    r = run_cli("chat", "-p", "please create item1.txt", env=env)
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.split("\n", 1)
     assert first == "I started a Benjy run for that."
@@ -39,7 +60,7 @@ def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path):
     assert "#1 [done] write item1.txt" in second
     assert (tmp_path / "work" / "item1.txt").is_file()
     assert "· CHECK #1: passed" in r.stderr or "CHECK #1: passed" in r.stderr  # the run's progress
-    rows = {row["id"]: row for row in json_lines(vance("ps", "--json", env=env).stdout)}
+    rows = {row["id"]: row for row in json_lines(run_cli("ps", "--json", env=env).stdout)}
     by_engine = {row["engine"]: row for row in rows.values()}
     arthur, benjy, ford = by_engine["arthur"], by_engine["benjy"], by_engine["ford"]
     assert (arthur["depth"], benjy["depth"], ford["depth"]) == (0, 1, 2)

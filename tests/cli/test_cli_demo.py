@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from tests.cli.helpers import vance
+from tests.helpers import run_cli
 
 
 def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
     home = tmp_path / "demo-home"
-    r = vance("demo", "--json", "--home", str(home))
+    r = run_cli("demo", "--json", "--home", str(home))
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout.strip().splitlines()[-1])
     assert report["scripted"] is True and report["home"] == str(home.resolve())
     assert report["ok"] is True and report["problems"] == [] and report["benjy"]["items"] == {"done": 1}
-    from vance_cli.demo_brain import EXPENSE_SCHEMA  # the outro's `vance structure --schema` file is there
+    from vance_cli.demo.brain import EXPENSE_SCHEMA  # the outro's `vance structure --schema` file is there
 
     assert json.loads((home / "expense.json").read_text()) == EXPENSE_SCHEMA
 
@@ -50,27 +50,41 @@ def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
 
 def test_demo_narrates_that_the_model_is_scripted_and_where_state_lives(tmp_path):
     home = tmp_path / "h"
-    r = vance("demo", "--home", str(home))
+    r = run_cli("demo", "--home", str(home))
     assert r.returncode == 0, r.stderr
     assert "SCRIPTED" in r.stdout
     assert f"state folder: {home.resolve()}" in r.stdout
-    assert "CHECK #1: failed" in r.stdout and "the retry's worker was told:" in r.stdout and "# Benjy report" in r.stdout
+    assert (
+        "CHECK #1: failed" in r.stdout and "the retry's worker was told:" in r.stdout and "# Benjy report" in r.stdout
+    )
     assert "export VANCE_MODEL=" in r.stdout and f"VANCE_HOME={home.resolve()} vance ps" in r.stdout
 
 
 def test_demo_ignores_the_persons_model_settings_and_touches_no_other_state(tmp_path, vance_home):
-    r = vance("demo", "--json", "--home", str(tmp_path / "d"),
-              env={"VANCE_MODEL": "openai/gpt-4o", "VANCE_API_BASE": "http://127.0.0.1:9/v1"})
+    r = run_cli(
+        "demo",
+        "--json",
+        "--home",
+        str(tmp_path / "d"),
+        env={"VANCE_MODEL": "openai/gpt-4o", "VANCE_API_BASE": "http://127.0.0.1:9/v1"},
+    )
     assert r.returncode == 0, r.stderr
     assert not (vance_home / "processes").exists()
 
 
 def test_a_demo_process_resumes_with_the_same_brain(tmp_path):
     home = tmp_path / "d"
-    report = json.loads(vance("demo", "--json", "--home", str(home)).stdout)
+    report = json.loads(run_cli("demo", "--json", "--home", str(home)).stdout)
     pid = report["chat"]["process"]
-    r = vance("chat", "--resume", pid, "-p", "Thanks. What about notes.md again?",
-              env={"VANCE_HOME": str(home)}, cwd=home / "workspace")
+    r = run_cli(
+        "chat",
+        "--resume",
+        pid,
+        "-p",
+        "Thanks. What about notes.md again?",
+        env={"VANCE_HOME": str(home)},
+        cwd=home / "workspace",
+    )
     assert r.returncode == 0, r.stderr
     assert "Three changes" in r.stdout
 
@@ -80,11 +94,15 @@ def test_demo_without_a_terminal_imports_neither_litellm_nor_textual(tmp_path):
     import subprocess
     import sys
 
-    from tests.cli.helpers import REPO
     from tests.cli.test_cli_misc import PROBE
+    from tests.helpers import REPO
 
-    r = subprocess.run([sys.executable, "-c", PROBE, "demo", "--json", "--home", str(tmp_path / "d")],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, "demo", "--json", "--home", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert "HEAVY=\n" in r.stderr, r.stderr
 
 
@@ -111,7 +129,7 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
         return original_run(self, headless=True, auto_pilot=pilot)
 
     monkeypatch.setattr(VanceApp, "run", headless_run)
-    from vance_cli.demo import run_demo
+    from vance_cli.demo.run import run_demo
 
     out = io.StringIO()
     report = run_demo(home=tmp_path / "d", json_out=False, out=out, err=io.StringIO(), live=True)
@@ -122,7 +140,7 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
 
 def test_a_demo_part_that_does_not_go_as_scripted_fails_the_command(tmp_path, monkeypatch, capsys):
     # Found by review: with a check that never passes, the demo printed DONE and exited 0.
-    from vance_cli import demo_brain
+    from vance_cli.demo import brain as demo_brain
     from vance_cli.cli import main
 
     monkeypatch.setattr(demo_brain, "CHECK_SCRIPT", "raise SystemExit('always fails')\n")

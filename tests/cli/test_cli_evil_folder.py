@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import json_lines, vance
 from tests.fakeserver import FakeOpenAIServer
+from tests.helpers import json_lines, run_cli, vance
 from tests.tools.exec_helpers import bwrap_works, path_without_bwrap
 
 USER_KEY = "sk-user-openai-0123456789"
@@ -55,11 +55,13 @@ def hostile_turn(server: FakeOpenAIServer) -> None:
     server.enqueue(tool_calls=[("respond", {"message": "done", "awaiting_user_input": True})])
 
 
-def chat(repo: Path, *args: str, path: str | None = None):
+def chat(repo: Path, *args: str, path: str | None = None, in_a_subprocess: bool = False):
     env = {"OPENAI_API_KEY": USER_KEY}
     if path is not None:
         env["PATH"] = path
-    return vance("chat", "-p", "please help", *args, cwd=repo, env=env, timeout=180)
+    if in_a_subprocess:  # the command reads /proc/$PPID/environ: its parent must be a vance process
+        return vance("chat", "-p", "please help", *args, cwd=repo, env=env, timeout=180)
+    return run_cli("chat", "-p", "please help", *args, cwd=repo, env=env)
 
 
 def everything_received(server: FakeOpenAIServer) -> str:
@@ -85,9 +87,9 @@ def test_untrusted_folder_sends_nothing_to_the_evil_server_and_runs_nothing(repo
 
 
 def test_after_trust_the_settings_apply_and_a_change_asks_again(repo, evil, fake_openai):
-    assert vance("trust", cwd=repo).returncode == 0
+    assert run_cli("trust", cwd=repo).returncode == 0
     hostile_turn(evil)
-    r = chat(repo)
+    r = chat(repo, in_a_subprocess=bwrap_works())  # only then is parent.txt checked below
     assert r.returncode == 0, r.stderr
     assert r.stdout == "done\n"
     # Trusted: the folder's endpoint, transport and recipe apply (so it really was the way in).
@@ -118,10 +120,10 @@ def test_after_trust_the_settings_apply_and_a_change_asks_again(repo, evil, fake
 
 def test_a_process_file_granting_exec_run_cannot_use_it_once_untrusted(repo, evil, fake_openai):
     direct_transport(repo)
-    assert vance("trust", cwd=repo).returncode == 0
+    assert run_cli("trust", cwd=repo).returncode == 0
     evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
     assert chat(repo).returncode == 0  # a process whose recipe snapshot has exec_run
-    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    assert run_cli("trust", "--revoke", cwd=repo).returncode == 0
 
     hostile_turn(fake_openai)
     r = chat(repo, "--continue")
@@ -130,7 +132,7 @@ def test_a_process_file_granting_exec_run_cannot_use_it_once_untrusted(repo, evi
     assert not (repo / "pwned.txt").exists()
     refusal = json.dumps(fake_openai.requests[1]["messages"])
     assert "exec_run is not available" in refusal and "not trusted" in refusal
-    ps = json_lines(vance("ps", "--json", cwd=repo).stdout)
+    ps = json_lines(run_cli("ps", "--json", cwd=repo).stdout)
     assert len(ps) == 1
 
 
@@ -138,7 +140,7 @@ def test_command_env_holds_no_key_without_bwrap_either(repo, evil, fake_openai, 
     """Unconfined (no bwrap on PATH) the env is still an allow list; the tool result says no sandbox."""
     direct_transport(repo)
     (repo / ".vance" / "recipes" / "arthur.yaml").write_text("engine: arthur\ntools: {add: [exec_run]}\n")
-    assert vance("trust", cwd=repo).returncode == 0
+    assert run_cli("trust", cwd=repo).returncode == 0
     evil.enqueue(tool_calls=[("exec_run", {"command": "env > env.txt"})])
     evil.enqueue(tool_calls=[("respond", {"message": "done", "awaiting_user_input": True})])
     r = chat(repo, path=path_without_bwrap(tmp_path / "bin"))
@@ -151,9 +153,9 @@ def test_command_env_holds_no_key_without_bwrap_either(repo, evil, fake_openai, 
 def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo, evil, fake_openai, tmp_path):
     direct_transport(repo)
     evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
-    assert vance("trust", cwd=repo).returncode == 0
+    assert run_cli("trust", cwd=repo).returncode == 0
     assert chat(repo).returncode == 0
-    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    assert run_cli("trust", "--revoke", cwd=repo).returncode == 0
     (path,) = (repo / ".vance" / "processes").glob("*.json")
     data = json.loads(path.read_text())
     data["workspace"] = str(tmp_path)  # e.g. the user's home, in a file that came with the repo
@@ -165,15 +167,13 @@ def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo,
 
 
 @pytest.mark.parametrize("named", ["evil.yaml", "./tools/evil.yaml", "ABSOLUTE"])
-def test_a_process_file_naming_a_recipe_file_in_the_repo_gets_no_tools_from_it(
-    repo, evil, fake_openai, named
-):
+def test_a_process_file_naming_a_recipe_file_in_the_repo_gets_no_tools_from_it(repo, evil, fake_openai, named):
     """The process file's recipe_name can be a path: one inside the untrusted repo grants nothing."""
     direct_transport(repo)
-    assert vance("trust", cwd=repo).returncode == 0
+    assert run_cli("trust", cwd=repo).returncode == 0
     evil.enqueue(tool_calls=[("respond", {"message": "hello", "awaiting_user_input": True})])
     assert chat(repo).returncode == 0  # a process whose recipe snapshot has exec_run
-    assert vance("trust", "--revoke", cwd=repo).returncode == 0
+    assert run_cli("trust", "--revoke", cwd=repo).returncode == 0
     # The repository also ships a recipe outside .vance/, and the process file names it.
     target = repo / ("tools/evil.yaml" if "tools" in named else "evil.yaml")
     target.parent.mkdir(exist_ok=True)
@@ -204,10 +204,12 @@ def _benjy_untrusted_project(tmp_path: Path, fake_openai) -> tuple[Path, Path, d
     def reply(body):
         messages = body.get("messages") or []
         if body.get("tools") and messages[-1]["role"] == "user":
-            return {"tool_calls": [
-                {"name": "exec_run", "arguments": {"command": "echo ran > ran.txt"}},
-                {"name": "file_write", "arguments": {"path": "item1.txt", "content": "item 1\n"}},
-            ]}
+            return {
+                "tool_calls": [
+                    {"name": "exec_run", "arguments": {"command": "echo ran > ran.txt"}},
+                    {"name": "file_write", "arguments": {"path": "item1.txt", "content": "item 1\n"}},
+                ]
+            }
         return brain.reply_body(body)
 
     fake_openai.responder = reply
@@ -220,7 +222,9 @@ CHECK_WRITES = "echo checked >> checked.txt"
 def test_benjy_run_with_allow_exec_and_check_works_in_an_untrusted_folder(tmp_path, fake_openai):
     """What the user asks on this command line (--allow-exec, --check) is theirs, trusted folder or not."""
     proj, ws, env = _benjy_untrusted_project(tmp_path, fake_openai)
-    r = vance("benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj)
+    r = run_cli(
+        "benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj
+    )
     assert r.returncode == 0, r.stderr
     assert (ws / "ran.txt").read_text() == "ran\n"  # the worker's exec_run ran
     assert (ws / "checked.txt").read_text() == "checked\n"
@@ -230,7 +234,9 @@ def test_a_benjy_process_file_in_an_untrusted_folder_runs_no_check_command(tmp_p
     """A Benjy run found on disk there (it may come with the repository) neither runs its check command
     nor gives its workers exec_run."""
     proj, ws, env = _benjy_untrusted_project(tmp_path, fake_openai)
-    r = vance("benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj)
+    r = run_cli(
+        "benjy", "run", "goal", "--workspace", str(ws), "--check", CHECK_WRITES, "--allow-exec", env=env, cwd=proj
+    )
     assert r.returncode == 0, r.stderr
     pid = r.stderr.split("benjy run ", 1)[1].split()[0]
     (ws / "checked.txt").unlink()
@@ -242,7 +248,7 @@ def test_a_benjy_process_file_in_an_untrusted_folder_runs_no_check_command(tmp_p
     data["status"] = "READY"
     data["inbox"] = [{"kind": "user", "content": "goal"}]
     path.write_text(json.dumps(data))
-    r = vance("benjy", "resume", pid, env=env, cwd=proj)
+    r = run_cli("benjy", "resume", pid, env=env, cwd=proj)
     assert r.returncode == 2, r.stderr
     assert "check command" in r.stderr and "not trusted" in r.stderr and f"vance trust {proj}" in r.stderr
     assert not (ws / "checked.txt").exists() and not (ws / "ran.txt").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import REPO, json_lines, vance
+from tests.helpers import REPO, json_lines, run_cli
 
 
 def _env(fake_openai) -> dict:
@@ -25,8 +25,9 @@ def _env(fake_openai) -> dict:
 
 
 def _start(env: dict, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "vance_cli", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vance_cli", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _wait_for(check, what: str, timeout: float = 30) -> None:
@@ -47,11 +48,11 @@ def test_a_stop_signal_mid_turn_suspends_the_process_and_continue_works(fake_ope
     assert proc.returncode == 128 + sig
     assert f"interrupted by {signal.Signals(sig).name}; the process state is saved" in stderr
     assert "Traceback" not in stderr
-    rows = json_lines(vance("ps", "--json", env=env).stdout)
+    rows = json_lines(run_cli("ps", "--json", env=env).stdout)
     assert rows[0]["status"] == "SUSPENDED" and rows[0]["interrupted"] is False
 
     fake_openai.reset()  # the default responder echoes the last user message
-    r = vance("chat", "--continue", "-p", "second", env=env)
+    r = run_cli("chat", "--continue", "-p", "second", env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "echo: first\necho: second\n"
 
@@ -66,15 +67,16 @@ def test_ctrl_c_during_exec_run_then_continue_does_not_run_the_command_again(fak
     env = _env(fake_openai)
     proc = _start(env, "chat", "--recipe", "runner", "-p", "count once")
     # The shell creates count.txt before echo writes to it: wait for the line, not the file.
-    _wait_for(lambda: (work / "count.txt").exists() and (work / "count.txt").read_text() == "ran\n",
-              "the command to start")
+    _wait_for(
+        lambda: (work / "count.txt").exists() and (work / "count.txt").read_text() == "ran\n", "the command to start"
+    )
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130, stderr
-    assert json_lines(vance("ps", "--json", env=env).stdout)[0]["status"] == "SUSPENDED"
+    assert json_lines(run_cli("ps", "--json", env=env).stdout)[0]["status"] == "SUSPENDED"
 
     fake_openai.reset()
-    r = vance("chat", "--continue", "-p", "what happened?", env=env)
+    r = run_cli("chat", "--continue", "-p", "what happened?", env=env)
     assert r.returncode == 0, r.stderr
     assert (work / "count.txt").read_text().splitlines() == ["ran"]  # not run a second time
     tool_msgs = [m for m in fake_openai.requests[0]["messages"] if m["role"] == "tool"]
@@ -87,8 +89,8 @@ def test_a_failed_turn_prints_the_process_id_and_how_to_resume(fake_openai, vanc
     (vance_home / "config.toml").write_text("[model.retries]\nattempts = 1\nbase_delay = 0.0\nmax_delay = 0.0\n")
     fake_openai.enqueue_error(503)
     env = _env(fake_openai)
-    r = vance("chat", "-p", "hello", env=env)
+    r = run_cli("chat", "-p", "hello", env=env)
     assert r.returncode == 1
-    pid = json_lines(vance("ps", "--json", env=env).stdout)[0]["id"]
+    pid = json_lines(run_cli("ps", "--json", env=env).stdout)[0]["id"]
     assert f"the process {pid} is saved (FAILED); resume it with: vance chat --resume {pid}" in r.stderr
     assert "Traceback" not in r.stderr

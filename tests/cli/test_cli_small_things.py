@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import vance, write_script
+from tests.helpers import run_cli, write_script
 
 
 def respond(message):
@@ -31,23 +31,23 @@ def _no_processes(home: Path) -> bool:
 )
 def test_empty_or_conflicting_flags_are_usage_errors_that_create_nothing(tmp_path, vance_home, args, says):
     model = write_script(tmp_path / "s.json", [respond("should not run")])
-    r = vance("chat", "-p", "hello", *args, env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", *args, env={"VANCE_MODEL": model})
     assert r.returncode == 2, r.stderr
     assert says in r.stderr and r.stdout == ""
     assert _no_processes(vance_home)
 
 
 def test_structure_model_empty_is_a_usage_error():
-    r = vance("structure", "x", "--schema", '{"type": "object"}', "--model", "")
+    r = run_cli("structure", "x", "--schema", '{"type": "object"}', "--model", "")
     assert r.returncode == 2 and "--model is empty" in r.stderr
 
 
 def test_quiet_prints_no_id_line(tmp_path):
     model = write_script(tmp_path / "s.json", [respond("hi")])
-    r = vance("chat", "-p", "hello", "-q", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", "-q", env={"VANCE_MODEL": model})
     assert r.returncode == 0 and r.stdout == "hi\n"
     assert r.stderr == ""
-    r = vance("chat", "-p", "hello", env={"VANCE_MODEL": write_script(tmp_path / "t.json", [respond("hi")])})
+    r = run_cli("chat", "-p", "hello", env={"VANCE_MODEL": write_script(tmp_path / "t.json", [respond("hi")])})
     assert "BLOCKED]" in r.stderr  # without -q the id line is there
 
 
@@ -61,7 +61,7 @@ def test_quiet_prints_no_id_line(tmp_path):
     ],
 )
 def test_structure_json_prints_an_error_object_when_it_fails(args, code, kind):
-    r = vance("structure", *args, "--json")
+    r = run_cli("structure", *args, "--json")
     assert r.returncode == code, r.stderr
     out = json.loads(r.stdout)
     assert out["status"] == "error" and out["errorType"] == kind and out["exitCode"] == code
@@ -70,10 +70,10 @@ def test_structure_json_prints_an_error_object_when_it_fails(args, code, kind):
 
 def test_the_repl_banner_shows_the_model_given_with_model(tmp_path):
     first = write_script(tmp_path / "a.json", [respond("one")])
-    r = vance("chat", "-p", "hello", env={"VANCE_MODEL": first})
+    r = run_cli("chat", "-p", "hello", env={"VANCE_MODEL": first})
     assert r.returncode == 0, r.stderr
     second = write_script(tmp_path / "b.json", [respond("two")])
-    r = vance("chat", "--continue", "--plain", "--model", second, input="again\n")
+    r = run_cli("chat", "--continue", "--plain", "--model", second, input="again\n")
     assert r.returncode == 0, r.stderr
     assert f"model {second}" in r.stderr.splitlines()[0]
     assert r.stdout == "two\n"
@@ -82,11 +82,11 @@ def test_the_repl_banner_shows_the_model_given_with_model(tmp_path):
 def test_validate_says_a_recipe_without_respond_takes_the_legacy_path(tmp_path):
     path = tmp_path / "plain.yaml"
     path.write_text("engine: arthur\ntools:\n  remove: [respond]\n")
-    r = vance("recipes", "validate", str(path))
+    r = run_cli("recipes", "validate", str(path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("ok  plain")
     assert "note: plain: it has no `respond` tool, so the engine takes the legacy path" in r.stderr
-    r = vance("recipes", "validate", "arthur")
+    r = run_cli("recipes", "validate", "arthur")
     assert "legacy path" not in r.stderr
 
 
@@ -95,6 +95,6 @@ def test_validate_rejects_a_yaml_alias_bomb(tmp_path):
 
     path = tmp_path / "bomb.yaml"
     path.write_text(BOMB)
-    r = vance("recipes", "validate", str(path))
+    r = run_cli("recipes", "validate", str(path))
     assert r.returncode == 1
     assert "expands to more than" in r.stderr and "Traceback" not in r.stderr

@@ -3,8 +3,8 @@ structure works without its cache (a warning).
 
 Root writes through mode bits, so read-only and full are made real with a fault injected into
 the vance subprocess (a sitecustomize that fails writes under one folder with EROFS or ENOSPC,
-the way the kernel does); a folder below a regular file and, when not root, chmod give the same
-errors without any injection.
+the way the kernel does; it needs a subprocess, whose interpreter loads it at start); a folder below
+a regular file and, when not root, chmod give the same errors without any injection (in-process).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from tests.cli.helpers import REPO, vance, write_script
+from tests.helpers import REPO, run_cli, vance, write_script
 
 SITECUSTOMIZE = textwrap.dedent(
     """
@@ -78,8 +78,9 @@ def faulty(tmp_path):
     return env
 
 
-@pytest.mark.parametrize(("code", "why"), [(errno.EROFS, "the file system is read-only"),
-                                           (errno.ENOSPC, "no space is left on the disk")])
+@pytest.mark.parametrize(
+    ("code", "why"), [(errno.EROFS, "the file system is read-only"), (errno.ENOSPC, "no space is left on the disk")]
+)
 def test_chat_in_a_read_only_or_full_home_says_what_could_not_be_written(tmp_path, vance_home, faulty, code, why):
     model = write_script(tmp_path / "s.json", [respond("hi")])
     r = vance("chat", "-p", "hello", env=faulty(vance_home, code, VANCE_MODEL=model))
@@ -91,14 +92,21 @@ def test_chat_in_a_read_only_or_full_home_says_what_could_not_be_written(tmp_pat
 
 def test_a_full_disk_mid_turn_says_what_could_not_be_written(tmp_path, vance_home, faulty):
     model = write_script(tmp_path / "s.json", [respond("hi")])
-    r = vance("chat", "-p", "first", env={"VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "first", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     model = write_script(tmp_path / "t.json", [respond("again")])
     pid = next((vance_home / "processes").glob("*.json")).stem
     before = (vance_home / "processes" / f"{pid}.json").read_bytes()
     # the lock can be taken; every save of the process file (its temp file) fails
-    r = vance("chat", "--continue", "-p", "second", "--model", model,
-              env=faulty(vance_home / "processes", errno.ENOSPC, match=".json."))
+    r = vance(
+        "chat",
+        "--continue",
+        "-p",
+        "second",
+        "--model",
+        model,
+        env=faulty(vance_home / "processes", errno.ENOSPC, match=".json."),
+    )
     assert r.returncode == 1
     assert f"error: cannot write process file {vance_home / 'processes' / pid}.json: no space is left" in r.stderr
     assert "internal error" not in r.stderr
@@ -108,7 +116,7 @@ def test_a_full_disk_mid_turn_says_what_could_not_be_written(tmp_path, vance_hom
 def test_a_home_below_a_regular_file_says_what_could_not_be_written(tmp_path):
     (tmp_path / "a-file").write_text("x")
     model = write_script(tmp_path / "s.json", [respond("hi")])
-    r = vance("chat", "-p", "hello", env={"VANCE_HOME": str(tmp_path / "a-file" / "home"), "VANCE_MODEL": model})
+    r = run_cli("chat", "-p", "hello", env={"VANCE_HOME": str(tmp_path / "a-file" / "home"), "VANCE_MODEL": model})
     assert r.returncode == 1
     assert "cannot write process file" in r.stderr and "a part of the path is not a folder" in r.stderr
     assert "internal error" not in r.stderr
@@ -119,15 +127,18 @@ def test_chat_in_a_read_only_home_by_mode_bits(tmp_path, vance_home):
     model = write_script(tmp_path / "s.json", [respond("hi")])
     vance_home.chmod(0o500)
     try:
-        r = vance("chat", "-p", "hello", env={"VANCE_MODEL": model})
+        r = run_cli("chat", "-p", "hello", env={"VANCE_MODEL": model})
     finally:
         vance_home.chmod(0o700)
     assert r.returncode == 1 and "cannot write process file" in r.stderr and "permission denied" in r.stderr
 
 
 def test_text_mode_structure_runs_without_a_cache_it_cannot_write(fake_openai, vance_home, faulty):
-    built = {"schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-             "confidence": 0.9, "clarifyingQuestions": []}
+    built = {
+        "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "confidence": 0.9,
+        "clarifyingQuestions": [],
+    }
     for _ in range(2):
         fake_openai.enqueue(text=json.dumps(built))
         fake_openai.enqueue(text=json.dumps({"result": {"name": "Ann"}, "_need": None}))

@@ -29,8 +29,13 @@ entry.main()
 
 
 def test_the_collector_is_paused_for_the_start_up_and_turned_back_on():
-    r = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "True"]
 
@@ -44,10 +49,17 @@ def test_the_console_script_and_python_m_both_go_through_the_entry():
 def test_a_quick_command_exits_at_once_despite_the_timer(vance_home):
     import time
 
-    probe = ("import sys\nfrom vance_cli import entry\nentry.STARTUP_SECONDS = 120\n"
-             "sys.argv = ['vance', '--version']\nentry.main()\n")
+    probe = (
+        "import sys\nfrom vance_cli import entry\nentry.STARTUP_SECONDS = 120\n"
+        "sys.argv = ['vance', '--version']\nentry.main()\n"
+    )
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=100)
+    r = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=100,
+    )
     assert r.returncode == 0 and r.stdout.startswith("vance ")
     assert time.monotonic() - t0 < 60  # the timer thread is a daemon: nothing waits out its 120 s

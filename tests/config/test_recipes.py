@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from vance_cli import names
 from vance_cli.config import recipes as recipes_mod
 from vance_cli.config.recipes import (
     DEFAULT_DATA_RELAY_TEXT,
@@ -180,14 +181,14 @@ def test_unknown_tool_names_file_key_and_index(tmp_path):
     assert "respond" in err.message
 
 
-def test_tool_names_fall_back_to_a_static_list_while_tools_are_missing(
-    tmp_path, monkeypatch
-):
+def test_tool_names_come_from_the_names_table_not_the_tool_modules(tmp_path, monkeypatch):
+    # Recipe checks never import a tool module (once a fallback for modules not yet written):
+    # a registry that cannot be built does not change what a recipe may name.
     def broken():
-        raise ImportError("workspace module not written yet")
+        raise ImportError("a tool module cannot be imported")
 
-    monkeypatch.setattr("vance_cli.tools.base.builtin_tool_names", broken)
-    assert recipes_mod.known_tool_names() == sorted(recipes_mod.FALLBACK_TOOL_NAMES)
+    monkeypatch.setattr("vance_cli.tools.base.builtin_registry", broken)
+    assert recipes_mod.known_tool_names() == sorted(names.TOOLS)
     err = recipe_error(
         write(tmp_path / "work" / "foo.yaml", "engine: ford\ntools: [respond, nope]\n")
     )

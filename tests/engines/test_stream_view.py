@@ -6,7 +6,7 @@ import json
 
 from vance_cli.engines import stream_view
 from vance_cli.engines.stream_view import StreamView
-from vance_cli.llm.streaming import StreamDelta
+from vance_cli.llm.base import StreamDelta
 
 
 def _respond_deltas(message: str, piece: int = 16):

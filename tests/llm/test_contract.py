@@ -14,6 +14,7 @@ import pytest
 from vance_cli.errors import ModelRequestsForbidden, TransportError
 from vance_cli.llm.base import Capabilities, ChatRequest, Message, ToolCall, ToolSpec
 from vance_cli.llm.openai_compat import OpenAICompatModel
+from vance_cli.llm.profile import build_profile
 
 RESPOND = ToolSpec(
     name="respond",
@@ -49,8 +50,9 @@ async def make(request):
             cls = OpenAICompatModel
         else:
             from vance_cli.llm.litellm_model import LiteLLMModel as cls
-        instance = cls(model, api_base, api_key, timeout, retries or FAST,
-                       capabilities or Capabilities(), sleep=sleep)
+        profile = build_profile(model, api_base=api_base, api_key=api_key, timeout=timeout,
+                                retries=retries or FAST, capabilities=capabilities or Capabilities())
+        instance = cls(profile, sleep=sleep)
         built.append(instance)
         return instance, delays
 
@@ -277,7 +279,7 @@ def test_direct_model_survives_several_event_loops(fake_openai):
     # The CLI may call asyncio.run() once per turn; the lazily made client must follow the loop.
     import asyncio
 
-    model = OpenAICompatModel("openai/m", fake_openai.url, None, 5, FAST)
+    model = OpenAICompatModel(build_profile("openai/m", api_base=fake_openai.url, timeout=5, retries=FAST))
     fake_openai.enqueue(text="one")
     fake_openai.enqueue(text="two")
     assert asyncio.run(model.complete(user())).text == "one"
@@ -285,7 +287,7 @@ def test_direct_model_survives_several_event_loops(fake_openai):
 
 
 async def test_direct_model_accepts_minimal_bodies_and_reports_missing_choices(fake_openai):
-    model = OpenAICompatModel("openai/m", fake_openai.url, None, 5, FAST)
+    model = OpenAICompatModel(build_profile("openai/m", api_base=fake_openai.url, timeout=5, retries=FAST))
     fake_openai.enqueue_raw({"choices": [{"message": {"content": "x"}}]})
     fake_openai.enqueue_raw({"no": "choices"})
     assert (await model.complete(user())).text == "x"  # minimal bodies are fine
@@ -298,6 +300,6 @@ async def test_direct_model_accepts_minimal_bodies_and_reports_missing_choices(f
 
 async def test_direct_model_falls_back_to_openai_api_key_only_for_openai(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    assert OpenAICompatModel("openai/gpt-4o", None).api_key == "sk-env"
-    assert OpenAICompatModel("openai/gpt-4o", "https://api.openai.com/v1/").api_key == "sk-env"
-    assert OpenAICompatModel("openai/m", "http://127.0.0.1:1/v1").api_key is None
+    assert OpenAICompatModel(build_profile("openai/gpt-4o")).api_key == "sk-env"
+    assert OpenAICompatModel(build_profile("openai/gpt-4o", api_base="https://api.openai.com/v1/")).api_key == "sk-env"
+    assert OpenAICompatModel(build_profile("openai/m", api_base="http://127.0.0.1:1/v1")).api_key is None

@@ -10,16 +10,16 @@ import pytest
 
 from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities
-from vance_cli.llm.capabilities import default_capabilities
-from vance_cli.llm.factory import make_model, select_transport
+from vance_cli.llm.factory import make_model
 from vance_cli.llm.openai_compat import OpenAICompatModel
+from vance_cli.llm.profile import select_transport
 from vance_cli.llm.scripted import ScriptedModel
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 class FakeSettings:
-    """Duck-typed stand-in for config.Settings (model_options, capabilities_for)."""
+    """Duck-typed stand-in for config.Settings (model_options, capability_overrides)."""
 
     def __init__(self, **options):
         self.options = {"api_base": None, "api_key": None, "transport": "auto", "timeout": 30,
@@ -30,8 +30,8 @@ class FakeSettings:
         self.asked.append(model)
         return dict(self.options)
 
-    def capabilities_for(self, model):
-        return default_capabilities(model, self.options.get("api_base"))
+    def capability_overrides(self, model):
+        return {}
 
 
 @pytest.mark.parametrize("model,transport,api_base,expected", [

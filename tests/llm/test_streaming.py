@@ -6,9 +6,9 @@ import pytest
 
 from tests.llm.test_contract import READ, RESPOND, litellm_loaded, make, user  # noqa: F401  (fixtures)
 from vance_cli.errors import TransportError
-from vance_cli.llm.base import Completion, ToolCall, Usage
+from vance_cli.llm.base import Completion, StreamDelta, ToolCall, Usage
 from vance_cli.llm.scripted import ScriptedModel
-from vance_cli.llm.streaming import ChunkAssembler, StreamDelta, stream_completion
+from vance_cli.llm.streaming import ChunkAssembler
 
 
 def _shape(c: Completion):
@@ -94,6 +94,6 @@ async def test_models_without_stream_replay_their_completion():
                       usage=Usage(calls=1))
     model = ScriptedModel([done])
     deltas: list[StreamDelta] = []
-    result = await stream_completion(model, user(), deltas.append)
+    result = await model.stream(user(), deltas.append)
     assert result.text == "hi" and result.tool_calls[0].arguments == '{"message": "yo"}'
     assert deltas == [StreamDelta(text="hi"), StreamDelta(tool_index=0, tool_name="respond", arguments='{"message": "yo"}')]

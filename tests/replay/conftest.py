@@ -58,19 +58,22 @@ def make_model(request):
     built: list[Any] = []
 
     def make(kind: str, model: str, api_base: str | None, **kw: Any) -> ChatModel:
+        from vance_cli.llm.profile import build_profile
+
         kw.setdefault("api_key", "test-key")
         kw.setdefault("retries", FAST)
         kw.setdefault("timeout", 10.0)
-        kw.setdefault("announce", None)
+        announce = kw.pop("announce", None)
+        profile = build_profile(model, api_base=api_base, **kw)
         if kind == "direct":
             from vance_cli.llm.openai_compat import OpenAICompatModel
 
-            instance = OpenAICompatModel(model, api_base, **kw)
+            instance = OpenAICompatModel(profile, announce=announce)
         else:
             request.getfixturevalue("litellm_loaded")
             from vance_cli.llm.litellm_model import LiteLLMModel
 
-            instance = LiteLLMModel(model, api_base, **kw)
+            instance = LiteLLMModel(profile, announce=announce)
         built.append(instance)
         return instance
 

@@ -149,13 +149,11 @@ async def test_an_empty_reply_in_chat_never_reaches_gemini_as_an_empty_turn(tmp_
 
 @pytest.mark.parametrize("kind", ["direct", "litellm"])
 async def test_a_streamed_reply_keeps_the_extras_it_must_send_back(kind, tmp_path, fake_openai, make_model):
-    from vance_cli.llm.streaming import stream_completion
-
     fake_openai.enqueue_raw(response("deepseek_thinking_tool_calls", 0))  # streamed as SSE by the fake
     model = make_model(kind, "openai/deepseek-reasoner" if kind == "direct" else "deepseek/deepseek-reasoner", fake_openai.url)
     from vance_cli.llm.base import ChatRequest, Message
 
-    completion = await stream_completion(model, ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
+    completion = await model.stream(ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
     recorded = response("deepseek_thinking_tool_calls", 0)["choices"][0]["message"]
     assert completion.extras["reasoning_content"] == recorded["reasoning_content"]
     assert [c.name for c in completion.tool_calls] == ["load_capability"]
@@ -168,11 +166,9 @@ async def test_a_streamed_reply_keeps_the_extras_it_must_send_back(kind, tmp_pat
 ])
 async def test_a_streamed_refusal_is_a_refusal(kind, fake_openai, make_model):
     from vance_cli.llm.base import ChatRequest, Message
-    from vance_cli.llm.streaming import stream_completion
-
     serve(fake_openai, "openai_refusal")
     model = make_model(kind, "openai/gpt-4o", fake_openai.url)
-    completion = await stream_completion(model, ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
+    completion = await model.stream(ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
     assert completion.refusal == "I'm very sorry, but I can't assist with that."
 
 

@@ -78,6 +78,7 @@ def _load(path):
 async def test_openai_itself_gets_max_completion_tokens(monkeypatch):
     # OpenAI's reasoning models reject max_tokens. No network: httpx's MockTransport answers.
     from vance_cli.llm.openai_compat import OpenAICompatModel
+    from vance_cli.llm.profile import build_profile
 
     monkeypatch.setenv("VANCE_ALLOW_MODEL_REQUESTS", "1")
     seen: list[dict] = []
@@ -86,8 +87,8 @@ async def test_openai_itself_gets_max_completion_tokens(monkeypatch):
         seen.append(json.loads(request.content))
         return httpx.Response(200, json=response("openai_text"))
 
-    model = OpenAICompatModel("openai/o3-mini", "https://api.openai.com/v1", "sk-test",
-                              transport=httpx.MockTransport(handler), announce=None)
+    profile = build_profile("openai/o3-mini", api_base="https://api.openai.com/v1", api_key="sk-test")
+    model = OpenAICompatModel(profile, transport=httpx.MockTransport(handler), announce=None)
     await model.complete(ASK)
     await model.aclose()
     assert "max_tokens" not in seen[0]
@@ -99,7 +100,8 @@ def test_reading_the_model_map_never_imports_litellm():
         "import sys\n"
         "from vance_cli.llm.openai_compat import OpenAICompatModel\n"
         "from vance_cli.llm.capabilities import default_capabilities\n"
-        "m = OpenAICompatModel('openai/gpt-4o-mini', 'http://127.0.0.1:9/v1')\n"
+        "from vance_cli.llm.profile import build_profile\n"
+        "m = OpenAICompatModel(build_profile('openai/gpt-4o-mini', api_base='http://127.0.0.1:9/v1'))\n"
         "assert m.max_tokens == 16384 and m.price is not None, (m.max_tokens, m.price)\n"
         "assert default_capabilities('o3-mini').parallel_tool_calls is False\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
@@ -232,25 +234,21 @@ async def test_a_stream_that_never_starts_is_bounded_by_max_total(kind, fake_ope
     # The full-screen console streams: a hung server must cost max_total there too, not
     # attempts x timeout (each attempt here would wait 5 s for its first byte).
     from vance_cli.errors import TransportError
-    from vance_cli.llm.streaming import stream_completion
-
     for _ in range(3):
         fake_openai.enqueue(text="far too late", delay=8)
     model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
     started = time.monotonic()
     with pytest.raises(TransportError) as info:
-        await stream_completion(model, ASK, lambda delta: None)
+        await model.stream(ASK, lambda delta: None)
     assert time.monotonic() - started < 3.5
     assert "1.5s budget of the whole call" in info.value.message
 
 
 @pytest.mark.parametrize("kind", ["direct", "litellm"])
 async def test_a_stream_that_keeps_sending_outlives_max_total(kind, fake_openai, make_model):
-    from vance_cli.llm.streaming import stream_completion
-
     fake_openai.enqueue(text="a reply in several pieces", chunk_delay=0.3)  # ~6 chunks, ~2 s in all
     model = make_model(kind, "openai/some-model", fake_openai.url, timeout=5.0, retries=BUDGET)
-    completion = await stream_completion(model, ASK, lambda delta: None)
+    completion = await model.stream(ASK, lambda delta: None)
     assert completion.text == "a reply in several pieces"
 
 

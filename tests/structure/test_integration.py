@@ -13,6 +13,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.openai_compat import OpenAICompatModel
+from vance_cli.llm.profile import build_profile
 from vance_cli.structure.service import StructureRequest, StructureService
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ def service_for(server, caps: Capabilities = STRICT) -> StructureService:
     settings = Settings.load(Scopes.discover(), env={}, overrides={"model.default": "openai/test-model"})
 
     def factory(name: str):
-        return OpenAICompatModel(name, api_base=server.url, api_key="k", capabilities=caps, retries={"attempts": 1})
+        return OpenAICompatModel(build_profile(name, api_base=server.url, api_key="k", capabilities=caps, retries={"attempts": 1}))
 
     return StructureService(settings, model_factory=factory)
 

@@ -19,7 +19,7 @@ from vance_cli.runtime.benjy import BenjyService
 from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import Status
 from vance_cli.tui.app import VanceApp
-from vance_cli.tui.benjy_source import BenjyRunSource
+from vance_cli.tui.sources.benjy import BenjyRunSource
 from vance_cli.tui.widgets.journal_panel import JournalPanel
 from vance_cli.tui.widgets.question_box import QuestionBox
 from vance_cli.tui.widgets.status_bar import StatusBar
@@ -221,7 +221,7 @@ async def test_watch_follows_a_run_another_vance_drives_and_answers_into_its_fil
 
     from tests.cli.helpers import REPO, vance
     from vance_cli.store.files import ProcessStore
-    from vance_cli.tui.run_source import ProcessFileSource
+    from vance_cli.tui.sources.files import ProcessFileSource
 
     gate = threading.Event()
     routes: list[str] = []

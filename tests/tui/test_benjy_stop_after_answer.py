@@ -6,7 +6,7 @@ from tests.tui.conftest import SIZE, wait_for
 from tests.tui.test_benjy_live import _service, _start
 from vance_cli.store.process import Status
 from vance_cli.tui.app import VanceApp
-from vance_cli.tui.benjy_source import BenjyRunSource
+from vance_cli.tui.sources.benjy import BenjyRunSource
 from vance_cli.tui.widgets.question_box import QuestionBox
 from vance_cli.tui.widgets.status_bar import StatusBar
 

@@ -8,7 +8,8 @@ from vance_cli.llm.base import Message
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status, Todo
 from vance_cli.tui.app import VanceApp
-from vance_cli.tui.run_source import ProcessFileSource, ScriptedRunSource
+from vance_cli.tui.sources.files import ProcessFileSource
+from vance_cli.tui.sources.scripted import ScriptedRunSource
 from vance_cli.tui.widgets.journal_panel import JournalPanel
 from vance_cli.tui.widgets.question_box import QuestionBox
 from vance_cli.tui.widgets.status_bar import StatusBar
@@ -70,7 +71,7 @@ async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answe
     from vance_cli.llm.scripted import FunctionModel
     from vance_cli.runtime.benjy import BenjyService
     from vance_cli.runtime.runner import Runtime
-    from vance_cli.tui.benjy_hook import make_benjy_source
+    from vance_cli.tui.sources.benjy import BenjyRunSource
 
     routes = []
 
@@ -87,7 +88,7 @@ async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answe
     (ws / "check.py").write_text("import sys\nsys.exit(1 if 'BAD' in open('item1.txt').read() else 0)\n")
     service = BenjyService(rt)
     process, _ = service.start("write item1.txt", workspace=ws, check=f"{sys.executable} check.py")
-    source = make_benjy_source(service, process.id)
+    source = BenjyRunSource(service, process.id)
     app = VanceApp(run_source=source, preload=False)
     async with app.run_test(size=SIZE) as pilot:
         box = app.screen.query_one(QuestionBox)

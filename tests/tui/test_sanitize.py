@@ -13,7 +13,7 @@ from vance_cli.events import JournalEvent, StatusChanged, TodosUpdated
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.store.process import Process, Status
 from vance_cli.tui.app import VanceApp
-from vance_cli.tui.run_source import ScriptedRunSource
+from vance_cli.tui.sources.scripted import ScriptedRunSource
 from vance_cli.tui.widgets.message_view import MessageView
 from vance_cli.tui.widgets.question_box import QuestionBox
 from vance_cli.tui.widgets.tool_line import ToolLine

@@ -16,7 +16,7 @@ from vance_cli.store.process import Process, Status, Todo
 from vance_cli.tui.app import VanceApp
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
-from vance_cli.tui.run_source import ScriptedRunSource
+from vance_cli.tui.sources.scripted import ScriptedRunSource
 
 SIZE = (100, 30)
 FIXED_ID = "20260101-120000-abc123"

@@ -24,16 +24,17 @@ benjy_app = typer.Typer(
 
 
 def _service(json_out: bool):
+    from vance_cli.cli.common import model_factory
     from vance_cli.config.context import load_context
     from vance_cli.runtime.benjy import BenjyService
     from vance_cli.runtime.runner import Runtime
 
     scopes, settings = load_context()
-    return BenjyService(Runtime(scopes, settings))
+    return BenjyService(Runtime(scopes, settings, model_factory=model_factory))
 
 
 def _subscribe(service, pid: str, json_out: bool) -> None:
-    from vance_cli.cli.printer import BenjyPrinter, JsonLinesPrinter
+    from vance_cli.output.printers import BenjyPrinter, JsonLinesPrinter
 
     service.runtime.bus.subscribe(JsonLinesPrinter() if json_out else BenjyPrinter(pid))
 
@@ -201,7 +202,7 @@ def status_cmd(
     json_out: bool = typer.Option(False, "--json", help="One JSON object."),
 ) -> None:
     """Show a run: status, todos, counters, the pending question. Reads the files only."""
-    from vance_cli.cli.printer import todo_box
+    from vance_cli.output.printers import todo_box
     from vance_cli.terminal import emit_json
     from vance_cli.text import for_terminal
 

@@ -38,3 +38,17 @@ def fmt_time(ts: float) -> str:
     import time
 
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def model_factory(model: str, settings):
+    """The ChatModel for any model string a command may meet: a process the demo made (``demo:``,
+    resumed with `vance chat --resume`) gets the demo's brain, everything else the model layer's.
+
+    The commands are the one place that knows both; the model layer knows no demo."""
+    from vance_cli.demo import brain  # small: the brain's texts and answers (llm/base is loaded by now anyway)
+
+    if model.startswith(brain.DEMO_PREFIX):
+        return brain.model_factory(model, settings)
+    from vance_cli.llm.factory import make_model
+
+    return make_model(model, settings)

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         """Show chat, structure and Benjy working, offline: only the model's words are scripted."""
         import sys
 
-        from vance_cli.demo import run_demo
+        from vance_cli.demo.run import run_demo
         from vance_cli.terminal import emit_json
 
         live = sys.stdin.isatty() and sys.stdout.isatty()  # the Benjy part in the console on a terminal

@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
         """List processes, newest first."""
         from vance_cli.cli.common import fmt_time
         from vance_cli.config.context import load_context
+        from vance_cli.output.tree import tree_label, tree_order
         from vance_cli.runtime.checks import unrunnable_reason
         from vance_cli.store.files import ProcessStore, is_future_dated
         from vance_cli.terminal import emit_json, err, out
@@ -67,7 +68,7 @@ def register(app: typer.Typer) -> None:
         out(header)
         for p, depth in ordered:
             status = p.status.value + ("*" if p.id in stale else "")
-            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
+            ident = tree_label(p.id, depth)
             out(
                 f"{ident:<27} {p.engine:<7} {(p.recipe_name or '-'):<16} {status:<9} "
                 f"{fmt_time(p.updated):<19} {p.title or ''}"
@@ -110,37 +111,6 @@ def register(app: typer.Typer) -> None:
         out("")
         for line in transcript_lines(process):
             out(line)
-
-
-def tree_order(processes: list) -> list[tuple]:
-    """(process, depth) with each child right under its parent (children oldest first).
-
-    Roots keep the given order (newest first); a child whose parent is not in the list is a root.
-    """
-    ids = {p.id for p in processes}
-    children: dict[str, list] = {}
-    roots = []
-    for p in processes:
-        if p.parent and p.parent in ids and p.parent != p.id:
-            children.setdefault(p.parent, []).append(p)
-        else:
-            roots.append(p)
-    out: list[tuple] = []
-    seen: set[str] = set()
-
-    def walk(p, depth: int) -> None:
-        if p.id in seen:
-            return
-        seen.add(p.id)
-        out.append((p, depth))
-        for child in sorted(children.get(p.id, []), key=lambda c: c.created):
-            walk(child, depth + 1)
-
-    for root in roots:
-        walk(root, 0)
-    for p in processes:  # a parent cycle in hand-edited files: still list everything once
-        walk(p, 0)
-    return out
 
 
 def transcript_lines(process) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from vance_cli.cli.structure_cmd import EXIT_NEED_MORE_INPUT, EXIT_REFUSED, EXIT_STALE, guarded
+from vance_cli.cli.structure_cmd import exit_for, guarded
 
 
 def _registry():
@@ -180,20 +180,7 @@ def register(app: typer.Typer) -> None:
                     err(f"confidence {built.confidence:.2f}" + (" (cached)" if built.cached else ""))
                 for q in built.clarifying_questions:
                     err(f"question: {q}")
-            if built.status == "need-more-input":
-                if not json_out:
-                    err(f"need-more-input: {built.need}")
-                raise typer.Exit(EXIT_NEED_MORE_INPUT)
-            if built.status == "refused":
-                if not json_out:
-                    err(f"refused: the model declined to answer: {built.refusal}")
-                raise typer.Exit(EXIT_REFUSED)
-            if built.status != "ok":
-                if not json_out:
-                    err("stale: the builder gave no valid schema; last errors:")
-                    for line in built.errors:
-                        err(f"- {line}")
-                raise typer.Exit(EXIT_STALE)
+            exit_for(built, quiet=json_out, stale_head="stale: the builder gave no valid schema; last errors:")
 
         guarded(body)
 

@@ -6,9 +6,10 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
-from vance_cli.cli.printer import HeadlessPrinter, JsonLinesPrinter
+from vance_cli.cli.common import model_factory
 from vance_cli.config.context import load_context
 from vance_cli.errors import ModelError
+from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
 from vance_cli.terminal import err
@@ -37,7 +38,7 @@ class ChatSession:
     ) -> ChatSession:
         """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
         scopes, settings = load_context()
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=model_factory)
         pid = runtime.find(resume=resume, continue_last=continue_last)
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id

@@ -19,6 +19,7 @@ import typer
 EXIT_NEED_MORE_INPUT = 3
 EXIT_STALE = 4
 EXIT_REFUSED = 5
+STATUS_EXIT = {"ok": 0, "need-more-input": EXIT_NEED_MORE_INPUT, "stale": EXIT_STALE, "refused": EXIT_REFUSED}
 MODES = ("json", "named", "text")
 
 
@@ -48,6 +49,26 @@ def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
         if json_out:
             _emit_error(f"internal error: {type(exc).__name__}: {exc}", None, "InternalError", EXIT_ERROR)
         raise
+
+
+def exit_for(result: Any, *, quiet: bool, stale_head: str) -> None:
+    """End a structure call (``vance structure``, ``vance schemas infer``) by its status: ok returns;
+    need-more-input, refused and stale say why on stderr (unless ``quiet``: --json printed the
+    whole result) and exit 3, 5 and 4. ``stale_head`` is the line above the last errors."""
+    from vance_cli.terminal import err
+
+    if result.status == "ok":
+        return
+    if not quiet:
+        if result.status == "need-more-input":
+            err(f"need-more-input: {result.need}")
+        elif result.status == "refused":
+            err(f"refused: the model declined to answer: {result.refusal}")
+        else:
+            err(stale_head)
+            for line in result.errors:
+                err(f"- {line}")
+    raise typer.Exit(STATUS_EXIT.get(result.status, EXIT_STALE))
 
 
 def _emit_error(message: str, hint: str | None, kind: str, code: int) -> None:
@@ -193,23 +214,10 @@ def register(app: typer.Typer) -> None:
             elif result.status == "ok":
                 sys.stdout.write(json_text(result.data) + "\n")
                 sys.stdout.flush()
-            if result.status == "need-more-input":
-                if not json_out:
-                    err(f"need-more-input: {result.need}")
-                raise typer.Exit(EXIT_NEED_MORE_INPUT)
-            if result.status == "refused":
-                if not json_out:
-                    err(f"refused: the model declined to answer: {result.refusal}")
-                raise typer.Exit(EXIT_REFUSED)
-            if result.status == "stale":
-                if not json_out:
-                    if result.stage == "builder":
-                        attempts = result.builderIterations or 0
-                        err(f"stale: the schema builder gave no valid schema after {attempts} attempt(s); last errors:")
-                    else:
-                        err(f"stale: no valid output after {result.iterations} iteration(s); last errors:")
-                    for line in result.errors:
-                        err(f"- {line}")
-                raise typer.Exit(EXIT_STALE)
+            if result.stage == "builder":
+                stale = f"stale: the schema builder gave no valid schema after {result.builderIterations or 0} attempt(s); last errors:"
+            else:
+                stale = f"stale: no valid output after {result.iterations} iteration(s); last errors:"
+            exit_for(result, quiet=json_out, stale_head=stale)
 
         guarded(body, json_out=json_out)

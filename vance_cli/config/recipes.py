@@ -24,23 +24,11 @@ from pydantic import (
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.errors import ConfigError
+from vance_cli.names import KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse, error_of
 from vance_cli.text import did_you_mean
 
-# The engines this layer knows; vance_cli.engines.KNOWN_ENGINES wins once it exists.
-KNOWN_ENGINES = ("ford", "arthur", "benjy")
-MODEL_ALIASES = ("default:fast", "default:analyze", "default:code")
 RECIPE_SUFFIXES = (".yaml", ".yml")
-
-# Used only while vance_cli.tools.workspace (or another built-in module) cannot be imported.
-FALLBACK_TOOL_NAMES = (
-    "respond",
-    "file_read",
-    "file_list",
-    "file_write",
-    "exec_run",
-    "structure",
-)
 
 CHAT_DEFAULT_TOOLS = ("respond", "file_read", "file_list")
 # Engines whose turns end with `respond` (structured-engine-output); without it they take the legacy path.
@@ -61,23 +49,9 @@ class RecipeError(ConfigError):
     """A recipe that cannot be found or does not validate."""
 
 
-def known_engines() -> tuple[str, ...]:
-    try:
-        from vance_cli.engines import KNOWN_ENGINES as engines  # type: ignore[attr-defined]
-    except ImportError:
-        return KNOWN_ENGINES
-    return tuple(engines)
-
-
 def known_tool_names() -> list[str]:
-    """Every built-in tool a recipe may name."""
-    try:
-        from vance_cli.tools.base import builtin_tool_names
-
-        return builtin_tool_names()
-    except ImportError:
-        # A tools module still being written must not block recipe checks.
-        return sorted(FALLBACK_TOOL_NAMES)
+    """Every built-in tool a recipe may name (from the names table: no tool module is imported)."""
+    return list(KNOWN_TOOLS)
 
 
 class _Strict(BaseModel):
@@ -87,9 +61,7 @@ class _Strict(BaseModel):
 def _check_tool_name(name: str) -> str:
     known = known_tool_names()
     if name not in known:
-        raise ValueError(
-            f"unknown tool {name!r} (known: {', '.join(known)}){did_you_mean(name, known)}"
-        )
+        raise ValueError(f"unknown tool {name!r} (known: {', '.join(known)}){did_you_mean(name, known)}")
     return name
 
 
@@ -135,9 +107,7 @@ class Recipe(_Strict):
     validation: bool = True
     maxValidationCorrections: int = Field(default=2, ge=0)
     maxToolIterations: int = Field(default=12, ge=1)
-    dataRelayCorrection: DataRelayCorrection = Field(
-        default_factory=DataRelayCorrection
-    )
+    dataRelayCorrection: DataRelayCorrection = Field(default_factory=DataRelayCorrection)
     params: dict[str, Any] = Field(default_factory=dict)
     exec: ExecSpec = Field(default_factory=ExecSpec)
 
@@ -147,10 +117,9 @@ class Recipe(_Strict):
     @field_validator("engine")
     @classmethod
     def _known_engine(cls, engine: str) -> str:
-        engines = known_engines()
-        if engine not in engines:
+        if engine not in KNOWN_ENGINES:
             raise ValueError(
-                f"unknown engine {engine!r} (known: {', '.join(engines)}){did_you_mean(engine, engines)}"
+                f"unknown engine {engine!r} (known: {', '.join(KNOWN_ENGINES)}){did_you_mean(engine, KNOWN_ENGINES)}"
             )
         return engine
 
@@ -161,9 +130,7 @@ class Recipe(_Strict):
             return None
         model = model.strip()
         if not model:
-            raise ValueError(
-                "must not be empty (leave it out to use the configured default model)"
-            )
+            raise ValueError("must not be empty (leave it out to use the configured default model)")
         if model.startswith("default:") and model not in MODEL_ALIASES:
             raise ValueError(
                 f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){did_you_mean(model, MODEL_ALIASES)}"
@@ -242,11 +209,7 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
         if model is None or not isinstance(part, str) or part not in model.model_fields:
             return None
         annotation = model.model_fields[part].annotation
-        model = (
-            annotation
-            if isinstance(annotation, type) and issubclass(annotation, BaseModel)
-            else None
-        )
+        model = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
     return model
 
 
@@ -257,9 +220,7 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
         owner = _model_at(loc[:-1])
         known = list(owner.model_fields) if owner else []
         key = str(loc[-1])
-        message = "unknown key" + (
-            f" (known: {', '.join(known)}){did_you_mean(key, known)}" if known else ""
-        )
+        message = "unknown key" + (f" (known: {', '.join(known)}){did_you_mean(key, known)}" if known else "")
     elif error["type"] == "value_error":
         message = message.removeprefix("Value error, ")
     elif error["type"] == "missing":
@@ -275,10 +236,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
 
 
 def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
-    lines = [
-        f"{_display(path)}: key '{loc}': {msg}"
-        for loc, msg in map(_describe, exc.errors())
-    ]
+    lines = [f"{_display(path)}: key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors())]
     return RecipeError(
         "\n".join(lines),
         hint=f"fix {_display(path)}; `vance recipes validate {path}` checks it again",
@@ -347,9 +305,7 @@ def _read_yaml(path: Path, home: Path | None) -> dict[str, Any]:
     try:
         data = cached_parse("yaml", text, _safe_load, home=home, check=lambda value: _check_expansion(value, shown))
     except (error_of("yaml", "YAMLError"), ValueError) as exc:  # ValueError: an integer of 4,300+ digits
-        raise RecipeError(
-            f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}"
-        ) from exc
+        raise RecipeError(f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}") from exc
     except RecursionError as exc:  # deeply nested flow collections
         raise RecipeError(f"{shown}: the YAML is nested too deeply", hint=f"flatten {shown}") from exc
     if data is None:
@@ -432,8 +388,7 @@ def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
         from vance_cli.config.trust import check
 
         raise RecipeError(
-            f"recipe {_display(path)} is in {project}, which is not trusted (its recipes choose "
-            "the model's tools)",
+            f"recipe {_display(path)} is in {project}, which is not trusted (its recipes choose the model's tools)",
             hint=f"read it, then trust the folder with: {check(scopes).command}",
         )
 
@@ -448,11 +403,7 @@ def _description_of(path: Path, home: Path | None) -> str:
     except (OSError, ValueError, RecipeError, error_of("yaml", "YAMLError"), RecursionError):
         return ""
     if isinstance(data, dict) and isinstance(data.get("description"), str):
-        return (
-            data["description"].strip().splitlines()[0]
-            if data["description"].strip()
-            else ""
-        )
+        return data["description"].strip().splitlines()[0] if data["description"].strip() else ""
     return ""
 
 
@@ -479,9 +430,6 @@ def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
                 )
             )
         seen.update(names)
-    order = {
-        origin: index
-        for index, (origin, _folder) in enumerate(scopes.search_path("recipes"))
-    }
+    order = {origin: index for index, (origin, _folder) in enumerate(scopes.search_path("recipes"))}
     found.sort(key=lambda info: (info.name, order[info.origin]))
     return found

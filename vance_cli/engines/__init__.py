@@ -1,8 +1,8 @@
 """Engines and their one registry: ford (tool loop + respond), arthur (chat hub), benjy (queue engine).
 
-Adding an engine touches this file only: a name in ``KNOWN_ENGINES`` and a line in
-``engine_class``. Engine modules are imported on first use, so recipe validation and `vance ps`
-never pay for them.
+Adding an engine is a line in ``vance_cli.names.ENGINES`` (its name and its class) plus its
+module; the questions below need a line here only when the engine answers them from its own state.
+Engine modules are imported on first use, so recipe validation and `vance ps` never pay for them.
 
 What the local scheduler (vance_cli.runtime.scheduler) asks of an engine, answered here from the
 process file alone:
@@ -15,29 +15,21 @@ process file alone:
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
+
+from vance_cli.names import ENGINES, KNOWN_ENGINES
 
 if TYPE_CHECKING:
     from vance_cli.store.process import Process
 
-KNOWN_ENGINES = ("ford", "arthur", "benjy")
+__all__ = ["KNOWN_ENGINES", "awaits_workers", "engine_class", "has_work", "validate_recipe", "waiting_on"]
 
 
 def engine_class(name: str) -> Any:
     """The engine class for ``name``; KeyError for an engine this vance does not know."""
-    if name == "ford":
-        from vance_cli.engines.ford import FordEngine
-
-        return FordEngine
-    if name == "arthur":
-        from vance_cli.engines.arthur import ArthurEngine
-
-        return ArthurEngine
-    if name == "benjy":
-        from vance_cli.engines.benjy.engine import BenjyEngine
-
-        return BenjyEngine
-    raise KeyError(name)
+    module, _, attr = ENGINES[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 def has_work(process: Process) -> bool:

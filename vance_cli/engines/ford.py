@@ -44,7 +44,6 @@ from vance_cli.events import (
     UsageEvent,
 )
 from vance_cli.llm.base import ChatModel, ChatRequest, Completion, Message, ToolCall
-from vance_cli.llm.streaming import stream_completion
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
 from vance_cli.tools.base import MALFORMED, Tool, ToolContext, ToolRegistry, ToolResult
@@ -175,8 +174,7 @@ class FordEngine:
     async def run_turn(self, process: Process) -> None:
         recipe = Recipe.model_validate(process.recipe)
         tools = {name: self.deps.tools.get(name) for name in recipe.tool_names()}
-        caps = getattr(self.deps.model, "capabilities", None)
-        if tools and caps is not None and not caps.tools:
+        if tools and not self.deps.model.capabilities.tools:
             # A model configured without tool calling can only answer in text: the legacy path.
             self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")
             tools = {}
@@ -217,7 +215,7 @@ class FordEngine:
         )
         if self.deps.stream:
             view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
-            completion = await stream_completion(self.deps.model, request, view.feed)
+            completion = await self.deps.model.stream(request, view.feed)
         else:
             completion = await self.deps.model.complete(request)
         usage = completion.usage
@@ -451,8 +449,8 @@ class FordEngine:
         from vance_cli.llm.output.json_call import more_room
 
         model = self.deps.model
-        room = completion.max_tokens or turn.max_tokens or getattr(model, "max_tokens", None)
-        bigger = more_room(room, getattr(model, "max_output_tokens", None))
+        room = completion.max_tokens or turn.max_tokens or model.max_tokens
+        bigger = more_room(room, model.max_output_tokens)
         limit = f"max_tokens {room}" if room else "the output limit"
         if bigger is None:
             self._journal(process, f"the reply was cut off at {limit}, the model's limit", "warning")

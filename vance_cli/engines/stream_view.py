@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 
 from vance_cli.events import Event, MessageDelta
-from vance_cli.llm.streaming import StreamDelta
+from vance_cli.llm.base import StreamDelta
 from vance_cli.tools.respond import RESPOND, partial_message
-
 
 RENDER_SECONDS = 0.05
 

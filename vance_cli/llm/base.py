@@ -8,7 +8,10 @@ provider litellm speaks maps onto it; ``meta`` carries Vance's own annotations (
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
@@ -82,47 +85,6 @@ class Message(BaseModel):
         if with_extras and self.role == "assistant":
             out.update({k: v for k, v in self.extras.items() if k not in out})
         return out
-
-
-# Assistant-message fields a provider wants back on the next request of a tool loop (see
-# wire_messages), and the same for one tool call; litellm moves unknown ones into
-# ``provider_specific_fields``.
-EXTRA_MESSAGE_KEYS = ("reasoning_content", "thinking_blocks", "reasoning_details", "extra_content")
-EXTRA_CALL_KEYS = ("extra_content",)
-
-# A tool result with no text: Anthropic and Gemini reject empty text parts, and the model should
-# know the tool ran and said nothing.
-EMPTY_TOOL_RESULT = "(the tool returned no output)"
-
-
-def wire_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
-    """The messages as sent to ``model``: the one place that decides what reaches a provider.
-
-    - An assistant turn with neither text nor a tool call is never sent: Gemini answers 400
-      "empty text parameter", Anthropic 400 "text content blocks must be non-empty" (and litellm
-      would otherwise put placeholder text in the model's mouth). The correction that follows it
-      says what happened.
-    - A system message with no text is never sent (a recipe without a prompt): Gemini gets it as
-      an empty text part of ``system_instruction``, and it tells any model nothing.
-    - A tool result with no text is sent as ``EMPTY_TOOL_RESULT``.
-    - Provider extras of the assistant turns since the last user message (the open tool loop) go
-      back to the model that produced them, which is what DeepSeek (``reasoning_content``),
-      Anthropic (thinking blocks before a tool_use) and Gemini (thought signatures) require;
-      older turns and other models never get them.
-    """
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
-    out: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        if message.role == "assistant" and message.is_empty():
-            continue
-        if message.role == "system" and not (message.content or "").strip():
-            continue
-        with_extras = index > last_user and message.extras_from == model
-        wire = message.to_openai(with_extras=with_extras)
-        if message.role == "tool" and not (message.content or "").strip():
-            wire["content"] = EMPTY_TOOL_RESULT
-        out.append(wire)
-    return out
 
 
 class ToolSpec(BaseModel):
@@ -212,11 +174,65 @@ class Capabilities(BaseModel):
     parallel_tool_calls: bool = True
 
 
-@runtime_checkable
-class ChatModel(Protocol):
-    """One async call: a request in, one completion out. Transport retries happen inside."""
+@dataclass(frozen=True)
+class StreamDelta:
+    """One piece of a reply as it arrives (for display only; nothing an engine decides comes from it).
+
+    ``text`` is free text to append; ``tool_index`` with ``tool_name`` (first piece of a call) and
+    ``arguments`` (argument text to append) is a tool call growing. ``restart`` says a transport
+    retry starts the reply over: drop what was received so far.
+    """
+
+    text: str = ""
+    tool_index: int | None = None
+    tool_name: str | None = None
+    arguments: str = ""
+    restart: bool = False
+
+
+OnDelta = Callable[[StreamDelta], None]
+
+
+def replay(completion: Completion, on_delta: OnDelta) -> None:
+    """A finished completion as deltas (for models that cannot stream)."""
+    if completion.text:
+        on_delta(StreamDelta(text=completion.text))
+    for index, call in enumerate(completion.tool_calls):
+        on_delta(StreamDelta(tool_index=index, tool_name=call.name, arguments=call.arguments))
+
+
+class ChatModel(ABC):
+    """One async call: a request in, one completion out. Transport retries happen inside.
+
+    Everything the engines use of a model is declared here, so no call site has to probe for it:
+    ``complete``; ``stream`` (the same Completion, with display deltas while it arrives); ``aclose``
+    (what the model holds open); ``prepare`` (slow set-up, before the first call); and the output
+    limits a reply cut off at ``max_tokens`` is asked again within.
+    """
 
     name: str
     capabilities: Capabilities
+    # The output limit a request runs with when it sets none, and the most the model can give
+    # (litellm's model map); None where nothing says (scripted models, models the map does not know).
+    max_tokens: int | None = None
+    max_output_tokens: int | None = None
 
+    @abstractmethod
     async def complete(self, request: ChatRequest) -> Completion: ...
+
+    async def stream(self, request: ChatRequest, on_delta: OnDelta) -> Completion:
+        """``complete``, with display deltas sent to ``on_delta`` while the reply arrives.
+
+        A model that cannot stream (scripted and function models) answers with ``complete`` and
+        replays the result as deltas, so a display behaves the same over every model.
+        """
+        completion = await self.complete(request)
+        replay(completion, on_delta)
+        return completion
+
+    # Not abstract: most models hold nothing open and need no set-up (B027 is about forgetting that).
+    async def aclose(self) -> None:  # noqa: B027
+        """Close what the model holds open (HTTP connections); nothing by default."""
+
+    async def prepare(self) -> None:  # noqa: B027
+        """Do slow set-up (a heavy import) without blocking the event loop; nothing by default."""

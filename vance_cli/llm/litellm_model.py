@@ -13,27 +13,21 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion
-from vance_cli.llm.capabilities import default_capabilities
-from vance_cli.llm.endpoints import normalize_api_base, shown_url
+from vance_cli.llm.base import ChatRequest, Completion, OnDelta, replay
 from vance_cli.llm.guard import check_request_allowed
-from vance_cli.llm.model_map import max_output_tokens, resolve_max_tokens, resolve_price
-from vance_cli.llm.openai_compat import build_body, cached_prompt_tokens, parse_response, tool_use_failed
 from vance_cli.llm.retry import (
-    Announce,
-    announce_on_stderr,
     connection_error,
     error_for_status,
     parse_retry_after,
     retry_per_settings,
-    retry_settings,
     timeout_error,
 )
-from vance_cli.llm.streaming import ChunkAssembler, OnDelta, replay, stream_body, stream_with_retries
+from vance_cli.llm.streaming import ChunkAssembler, stream_with_retries
+from vance_cli.llm.wire import WireModel, build_body, cached_prompt_tokens, parse_response, stream_body, tool_use_failed
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -171,37 +165,8 @@ def _fill_from(completion: Completion, assembled: Completion) -> None:
             call.extra = call.extra or seen.extra
 
 
-class LiteLLMModel:
+class LiteLLMModel(WireModel):
     """ChatModel calling ``litellm.acompletion`` (non-streaming)."""
-
-    def __init__(
-        self,
-        model: str,
-        api_base: str | None = None,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        retries: Mapping[str, Any] | None = None,
-        capabilities: Capabilities | None = None,
-        *,
-        max_tokens: int | None = None,
-        price: Mapping[str, Any] | None = None,
-        announce: Announce | None = announce_on_stderr,
-        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
-    ) -> None:
-        self.name = model
-        self.api_base = normalize_api_base(model, api_base)
-        self.api_key = api_key
-        self.timeout = float(timeout or 60.0)
-        self.retries = retry_settings(retries)
-        self.capabilities = capabilities or default_capabilities(model, self.api_base)
-        # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
-        # know (Anthropic rejects that), and other providers fall back to their own small defaults.
-        self.max_tokens = resolve_max_tokens(model, max_tokens)
-        self.max_output_tokens = max_output_tokens(model)  # None when litellm's map does not know the model
-        # A configured price wins; otherwise litellm's own cost calculation (same model map).
-        self.price = resolve_price(model, dict(price)) if price else None
-        self._announce = announce
-        self._sleep = sleep
 
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         # The same fields as the direct transport's body; litellm maps them per provider.
@@ -240,9 +205,6 @@ class LiteLLMModel:
             attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
         )
 
-    def _describe(self) -> str:
-        return f"{self.name} at {shown_url(self.api_base) or 'the provider'}"
-
     def _broken_call(self, exc: BaseException) -> Completion | None:
         """Groq's 400 tool_use_failed as the model's broken call (no error); None for real errors."""
         if getattr(exc, "status_code", None) != 400:
@@ -256,7 +218,8 @@ class LiteLLMModel:
         completion = parse_response(data, model=self.name, source=self.name)
         completion.max_tokens = kwargs.get("max_tokens")
         usage = completion.usage
-        if self.price is not None:
+        # A configured price wins; otherwise litellm's own cost calculation (same model map, its rules).
+        if self.profile.price_configured and self.price is not None:
             usage.cost = self.price.cost(usage.prompt_tokens, usage.completion_tokens, cached_prompt_tokens(data))
             return completion
         try:
@@ -268,9 +231,9 @@ class LiteLLMModel:
     async def aclose(self) -> None:
         """Nothing to close: litellm owns its HTTP clients."""
 
-    def prepare(self) -> None:
-        """Import litellm now (seconds): a full-screen app calls this in a thread after its first paint."""
-        _litellm()
+    async def prepare(self) -> None:
+        """Import litellm (seconds) in a thread: a full-screen app calls this after its first paint."""
+        await asyncio.to_thread(_litellm)
 
     # --- streaming (stream=True) -----------------------------------------------------------------
 

@@ -21,11 +21,11 @@ from typing import Any, TypeVar
 
 from vance_cli.errors import TransportError
 from vance_cli.llm.endpoints import shown_url
+from vance_cli.names import DEFAULT_RETRIES
 from vance_cli.text import shorten
 
 T = TypeVar("T")
 
-DEFAULT_RETRIES: dict[str, float] = {"attempts": 4, "base_delay": 0.5, "max_delay": 4.0, "max_total": 180.0}
 
 Announce = Callable[[str], None]
 
@@ -43,7 +43,7 @@ RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522
 
 def retry_settings(retries: Mapping[str, Any] | None) -> dict[str, float]:
     """DEFAULT_RETRIES updated with the known keys of a [model.retries] table."""
-    out = dict(DEFAULT_RETRIES)
+    out = {key: float(value) for key, value in DEFAULT_RETRIES.items()}
     for key, value in (retries or {}).items():
         if key in out and value is not None:
             out[key] = float(value)
@@ -156,10 +156,10 @@ def connection_error(model: str, api_base: str | None, detail: str) -> Transport
 async def with_transport_retries(
     fn: Callable[[], Awaitable[T]],
     *,
-    attempts: int = 4,
-    base_delay: float = 0.5,
-    max_delay: float = 4.0,
-    max_total: float = 180.0,
+    attempts: int = int(DEFAULT_RETRIES["attempts"]),
+    base_delay: float = DEFAULT_RETRIES["base_delay"],
+    max_delay: float = DEFAULT_RETRIES["max_delay"],
+    max_total: float = DEFAULT_RETRIES["max_total"],
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     clock: Callable[[], float] = time.monotonic,
     describe: str = "",

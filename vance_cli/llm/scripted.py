@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vance_cli.errors import ConfigError, ModelError
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion, ToolCall, Usage
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion, ToolCall, Usage
 
 
 class ToolCallReply(BaseModel):
@@ -143,7 +143,7 @@ async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class ScriptedModel:
+class ScriptedModel(ChatModel):
     """Answers each ``complete()`` with the next reply of its queue; records every request."""
 
     def __init__(
@@ -185,11 +185,8 @@ class ScriptedModel:
             reply = await _resolve(reply(request))
         return _coerce(reply, name=self.name, new_id=self._new_id)
 
-    async def aclose(self) -> None:
-        """Nothing to close."""
 
-
-class FunctionModel:
+class FunctionModel(ChatModel):
     """Answers each ``complete()`` with ``fn(request)`` (sync or async); records every request."""
 
     def __init__(
@@ -212,9 +209,6 @@ class FunctionModel:
         self.requests.append(request.model_copy(deep=True))
         reply = await _resolve(self.fn(request))
         return _coerce(reply, name=self.name, new_id=self._new_id)
-
-    async def aclose(self) -> None:
-        """Nothing to close."""
 
 
 def load_script(path: str | Path) -> Script:

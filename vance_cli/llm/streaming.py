@@ -2,50 +2,26 @@
 
 A streamed call ends in exactly the Completion the non-streaming call would have produced: the
 chunks are folded back into a chat-completions response body (``ChunkAssembler.body``) and that
-body goes through the one response parser (``openai_compat.parse_response``). The deltas are for
+body goes through the one response parser (``wire.parse_response``). The deltas are for
 display only; nothing an engine decides comes from them.
 
-``stream_completion(model, request, on_delta)`` is the entry point for engines: it uses the
-model's ``stream`` method when it has one, and otherwise calls ``complete`` and replays the result
-as deltas (scripted and function models), so a display behaves the same over every model.
+Engines call ``ChatModel.stream`` (llm/base.py): the transports stream for real; scripted and
+function models answer with ``complete`` and replay the result as deltas (``base.replay``), so a
+display behaves the same over every model.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS, ChatModel, ChatRequest, Completion
+from vance_cli.llm.base import Completion, OnDelta, StreamDelta
 from vance_cli.llm.retry import retry_per_settings
-
-
-@dataclass(frozen=True)
-class StreamDelta:
-    """One piece of a reply as it arrives.
-
-    ``text`` is free text to append; ``tool_index`` with ``tool_name`` (first piece of a call) and
-    ``arguments`` (argument text to append) is a tool call growing. ``restart`` says a transport
-    retry starts the reply over: drop what was received so far.
-    """
-
-    text: str = ""
-    tool_index: int | None = None
-    tool_name: str | None = None
-    arguments: str = ""
-    restart: bool = False
-
-
-OnDelta = Callable[[StreamDelta], None]
+from vance_cli.llm.wire import EXTRA_CALL_KEYS, EXTRA_MESSAGE_KEYS
 
 RESTART = StreamDelta(restart=True)
-
-
-def stream_body(body: dict[str, Any]) -> dict[str, Any]:
-    """A request body (``build_body``) asking for server-sent events with a final usage chunk."""
-    return {**body, "stream": True, "stream_options": {"include_usage": True}}
 
 
 class ChunkAssembler:
@@ -59,7 +35,7 @@ class ChunkAssembler:
     def __init__(self) -> None:
         self._text: list[str] = []
         self._refusal: list[str] = []
-        # Provider fields the reply must carry back (base.EXTRA_MESSAGE_KEYS): text pieces are
+        # Provider fields the reply must carry back (wire.EXTRA_MESSAGE_KEYS): text pieces are
         # joined, lists extended, objects merged.
         self._extras: dict[str, Any] = {}
         self._calls: dict[int, dict[str, Any]] = {}
@@ -190,24 +166,6 @@ async def stream_with_retries(
         return await once(assembler)
 
     return await retry_per_settings(attempt, retries, cut_attempts=lambda: assembler.chunks == 0, **retry_options)
-
-
-def replay(completion: Completion, on_delta: OnDelta) -> None:
-    """A finished completion as deltas (for models that cannot stream)."""
-    if completion.text:
-        on_delta(StreamDelta(text=completion.text))
-    for index, call in enumerate(completion.tool_calls):
-        on_delta(StreamDelta(tool_index=index, tool_name=call.name, arguments=call.arguments))
-
-
-async def stream_completion(model: ChatModel, request: ChatRequest, on_delta: OnDelta) -> Completion:
-    """The completion of ``request``, with display deltas sent to ``on_delta`` while it arrives."""
-    stream = getattr(model, "stream", None)
-    if stream is not None:
-        return await stream(request, on_delta)
-    completion = await model.complete(request)
-    replay(completion, on_delta)
-    return completion
 
 
 def sse_data(line: str) -> str | None:

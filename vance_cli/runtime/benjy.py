@@ -16,7 +16,8 @@ from typing import Any
 from vance_cli.errors import UsageError
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler
-from vance_cli.store.process import Process, Status
+from vance_cli.store.files import ProcessStore
+from vance_cli.store.process import InboxItem, Process, Status
 
 DEFAULT_RECIPE = "benjy-coding"
 
@@ -203,3 +204,17 @@ class BenjyService:
             "diagnosis": state.get("diagnosis"),
             "usage": process.usage.model_dump(),
         }
+
+
+def queue_answer(store: ProcessStore, pid: str, text: str) -> None:
+    """Answer a BLOCKED run that this process does not drive: the answer goes into its inbox, under its lock.
+
+    The vance driving the run takes it in; when none does, it waits there for `vance benjy resume ID`.
+    """
+    with store.lock(pid):
+        process = store.load(pid)
+        if process.status.value != "BLOCKED":
+            raise UsageError(f"process {pid} is {process.status.value}, not waiting for an answer",
+                             hint="answer when the run shows a question")
+        process.inbox.append(InboxItem(kind="user", content=text))
+        store.save(process)

@@ -8,13 +8,12 @@ of failing with a raw KeyError or ValidationError.
 
 from __future__ import annotations
 
+from vance_cli.names import KNOWN_ENGINES
 from vance_cli.store.process import Process
 
 
 def unrunnable_reason(process: Process) -> str | None:
     """Why the runtime cannot drive ``process`` (one line), or None when it can."""
-    from vance_cli.engines import KNOWN_ENGINES
-
     if process.engine not in KNOWN_ENGINES:
         return f"its engine {process.engine!r} is unknown to this vance (known: {', '.join(KNOWN_ENGINES)})"
     from pydantic import ValidationError

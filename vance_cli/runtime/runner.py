@@ -68,10 +68,8 @@ class Runtime:
         """Close the models' connections; call once, inside the event loop that used them."""
         models, self._models = list(self._models.values()), {}
         for model in models:
-            close = getattr(model, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    await close()
+            with contextlib.suppress(Exception):
+                await model.aclose()
 
     # --- creating and finding processes -----------------------------------------------------
 

@@ -205,9 +205,9 @@ class SchemaBuilder:
 
     @property
     def model(self) -> ChatModel:
-        if not hasattr(self._model, "complete"):
-            self._model = self._model()  # type: ignore[operator]
-        return self._model  # type: ignore[return-value]
+        if not isinstance(self._model, ChatModel):
+            self._model = self._model()
+        return self._model
 
     def _gate(self, result: BuildResult) -> BuildResult:
         conf = result.confidence if result.confidence is not None else 0.0

@@ -39,8 +39,6 @@ MAX_TIMEOUT = 600.0
 # pipe open before their process group is killed. Tests patch it down.
 DRAIN_GRACE = 0.5
 
-SANDBOX_MODES = ("auto", "required", "off")
-
 # What a command sees of Vance's environment: enough to find programs and print text, nothing
 # that authenticates. More names come from the setting exec.env.
 ENV_ALLOW = (

@@ -4,7 +4,9 @@ Nothing here is imported by commands that do not open the app; ``run_tui`` (`van
 ``run_watch`` (`vance benjy watch`) and ``run_benjy_live`` (`vance benjy run` on a terminal, the
 demo) import Textual when called. Layout: ``app.py`` (the App), ``screens/`` (chat, run), ``widgets/``
 (one class per file, a ``.tcss`` beside each), ``messages.py`` (what widgets and workers post),
-``controller.py`` (the app's side of the runtime: locks, turns, switching processes).
+``controller.py`` (the app's side of the runtime: locks, turns, switching processes),
+``sources/`` (where a run screen's events come from: the RunSource protocol and its three kinds),
+``status.py`` (a process as the status line shows it).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def run_tui(session: ChatSession, **options: Any) -> None:
 def run_watch(pid: str, store=None) -> None:
     """Show a run live from its process files (``vance benjy watch ID``); closing never stops it."""
     from vance_cli.tui.app import VanceApp
-    from vance_cli.tui.run_source import ProcessFileSource
+    from vance_cli.tui.sources.files import ProcessFileSource
 
     if store is None:
         from vance_cli.config.context import load_context
@@ -103,7 +105,7 @@ def run_benjy_live(
     import asyncio
 
     from vance_cli.tui.app import VanceApp
-    from vance_cli.tui.benjy_source import BenjyRunSource
+    from vance_cli.tui.sources.benjy import BenjyRunSource
 
     source = BenjyRunSource(service, pid, answer=answer)
     app = VanceApp(run_source=source, close_when_finished=close_when_finished)

@@ -15,7 +15,6 @@ from textual.binding import Binding
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
 
-
 HANGUP_CHECK_SECONDS = 1.0
 HANGUP_EXIT = 129  # as for SIGHUP
 
@@ -169,8 +168,8 @@ class VanceApp(App):
 
     def watch_process(self, pid: str) -> None:
         """Show another process live (read from its files), on top of the chat."""
-        from vance_cli.tui.run_source import ProcessFileSource
         from vance_cli.tui.screens.run_screen import RunScreen
+        from vance_cli.tui.sources.files import ProcessFileSource
 
         store = self.controller.runtime.store if self.controller is not None else self.run_source.store
         self.push_screen(RunScreen(ProcessFileSource(store, pid), closable=True))

@@ -7,32 +7,17 @@ chat shows it, as the line mode does, and releases it when the chat switches or 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vance_cli.events import Event, EventBus
 from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import Process
+from vance_cli.tui.status import StatusInfo, status_info
 
 if TYPE_CHECKING:
     from vance_cli.cli.session import ChatSession
-
-
-@dataclass(frozen=True)
-class StatusInfo:
-    """What the status bar shows; a plain value so widgets never hold the process."""
-
-    process_id: str = ""
-    recipe: str = ""
-    model: str = ""
-    status: str = ""
-    calls: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-    running_since: float | None = None
 
 
 class ChatController:
@@ -125,17 +110,7 @@ class ChatController:
         p = self.process
         if p is None:
             return StatusInfo(process_id=self._pending_pid or "")
-        u = p.usage
-        return StatusInfo(
-            process_id=p.id,
-            recipe=p.recipe_name or "",
-            model=self.model_override or p.model or "",
-            status=p.status.value,
-            calls=u.calls,
-            tokens=u.prompt_tokens + u.completion_tokens,
-            cost=u.cost,
-            running_since=self._turn_started,
-        )
+        return status_info(p, model=self.model_override, running_since=self._turn_started)
 
     # --- turns (called inside a worker) -------------------------------------------------------
 
@@ -147,10 +122,7 @@ class ChatController:
         name = self.model_override or process.model
         if not name:
             return
-        model = self.runtime.model(self.runtime.settings.resolve_model(name))
-        prepare = getattr(model, "prepare", None)
-        if prepare is not None:
-            await asyncio.to_thread(prepare)
+        await self.runtime.model(self.runtime.settings.resolve_model(name)).prepare()
 
     async def turn(self, text: str | None) -> None:
         """Send ``text`` (None: only continue an open turn) and drive until the engine waits."""

@@ -291,9 +291,9 @@ async def call_for_json(
             text = completion.tool_calls[0].arguments or ""
         value, problem = parse_reply(text)
 
-        room = completion.max_tokens or max_tokens or getattr(model, "max_tokens", None)
+        room = completion.max_tokens or max_tokens or model.max_tokens
         if problem is not None and completion.truncated and length_retries < MAX_LENGTH_RETRIES:
-            bigger = more_room(room, getattr(model, "max_output_tokens", None))
+            bigger = more_room(room, model.max_output_tokens)
             if bigger is not None:
                 # Truncation, not a format problem: the same request again with more room.
                 length_retries += 1

@@ -1,6 +1,6 @@
 """A run, live: the todo box, the journal, the status, and a pending question with an answer box.
 
-Events come from a RunSource (run_source.py): the run driven in this process (``vance benjy run``
+Events come from a RunSource (``tui/sources/``): the run driven in this process (``vance benjy run``
 on a terminal) or a run's files (``vance benjy watch ID``, ``/attach ID`` from the chat). The
 source runs in a worker; this screen only paints what it reports and passes the answer back.
 
@@ -30,6 +30,7 @@ from vance_cli.events import (
 )
 from vance_cli.text import shorten
 from vance_cli.tui.messages import AnswerSubmitted, EngineEvent, TurnEnded
+from vance_cli.tui.sources.base import RunSource
 from vance_cli.tui.widgets.journal_panel import JournalPanel
 from vance_cli.tui.widgets.question_box import QuestionBox
 from vance_cli.tui.widgets.status_bar import StatusBar
@@ -45,7 +46,7 @@ class RunScreen(Screen):
         Binding("escape", "close", "Close", show=False),
     ]
 
-    def __init__(self, source, *, closable: bool = False, close_when_finished: bool = False) -> None:
+    def __init__(self, source: RunSource, *, closable: bool = False, close_when_finished: bool = False) -> None:
         super().__init__()
         self.source = source
         self.closable = closable
@@ -68,7 +69,7 @@ class RunScreen(Screen):
     @property
     def driving(self) -> bool:
         """This process drives the run and it is working right now."""
-        return bool(getattr(self.source, "running", False))
+        return self.source.running
 
     @work(group="run-source", exit_on_error=False)
     async def follow(self) -> None:
@@ -82,8 +83,7 @@ class RunScreen(Screen):
             self.post_message(TurnEnded())
 
     def refresh_status(self) -> None:
-        note = getattr(self.source, "status_note", None)
-        extra = "stopping…" if getattr(self.source, "stopping", False) else (note() if note else "")
+        extra = "stopping…" if self.source.stopping else self.source.status_note()
         self.query_one(StatusBar).show(self.source.status(), extra)
         self.query_one(QuestionBox).ask(self.source.pending_question())
 
@@ -109,7 +109,7 @@ class RunScreen(Screen):
 
     def on_turn_ended(self, message: TurnEnded) -> None:
         if message.error:
-            hint = "\n\nr continues the run; q closes (it stays resumable)" if hasattr(self.source, "outcome") else ""
+            hint = "\n\nr continues the run; q closes (it stays resumable)" if self.source.drives else ""
             self.query_one(JournalPanel).add_entry(f"```\n{message.error}\n```{hint}", "error")
         self.refresh_status()
         if self.close_when_finished and not self.driving:
@@ -134,7 +134,7 @@ class RunScreen(Screen):
 
     def action_continue_run(self) -> None:
         """r: drive a run again that stopped or failed here (a DONE run, or a watched one: nothing)."""
-        if not hasattr(self.source, "outcome") or self.driving:
+        if not self.source.drives or self.driving:
             return
         if self.follow_worker is not None and not self.follow_worker.is_finished:
             return  # waiting for an answer: the question box takes it
@@ -159,8 +159,7 @@ class RunScreen(Screen):
     def interrupt(self) -> None:
         """Ctrl+C: a run driven here stops at its next safe point; again: at once. Otherwise close."""
         if self.driving:
-            stop = getattr(self.source, "stop", None)
-            if stop is not None and stop():
+            if self.source.stop():
                 self.refresh_status()
                 self.app.notify("stopping the run at the next safe point; Ctrl+C again stops it now", timeout=3)
                 return

@@ -36,7 +36,7 @@ class StatusBar(Static):
         self.set_interval(1.0, self._tick)
 
     def show(self, info, extra: str = "") -> None:
-        """``info`` is a controller.StatusInfo (or any object with the same fields)."""
+        """``info`` is a ``tui.status.StatusInfo`` (or any object with the same fields)."""
         self.info = info
         self.extra = extra
         self.set_class(info.status == "BLOCKED", "-waiting")

@@ -3,6 +3,8 @@
 Each brain answers by reading the request, as a model would (the stage's system prompt, the last
 message, the worker's first message), so a demo process resumes with the same behaviour. The
 texts the demo works on (notes, schema, goal, check script) live here beside the answers to them.
+The demo hands ``model_factory`` to its Runtime and StructureService: the model layer knows no
+``demo:`` strings.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ BRAINS = {"chat": chat_brain, "structure": structure_brain, "benjy": benjy_brain
 
 
 def demo_model(model: str):
-    """The ChatModel for a ``demo:<part>`` model string (the factory calls this)."""
+    """The ChatModel for a ``demo:<part>`` model string (what StructureService's factory takes)."""
     from vance_cli.errors import ConfigError
     from vance_cli.llm.scripted import FunctionModel
 
@@ -161,3 +163,8 @@ def demo_model(model: str):
     if brain is None:
         raise ConfigError(f"unknown demo model {model!r}", hint=f"demo models are: {', '.join(DEMO_PREFIX + b for b in BRAINS)}")
     return FunctionModel(brain, name=model, capabilities=CAPABILITIES)
+
+
+def model_factory(model: str, settings: Any = None):
+    """The demo's model factory for a Runtime (model string and settings in, a ChatModel out)."""
+    return demo_model(model)

@@ -1,7 +1,7 @@
 """`vance demo`: every capability, for real, offline. Only the model's words are scripted.
 
 The demo runs the real engines, process files, workspace tools, structure service and check
-command against a scripted "brain" (``demo:`` model strings, vance_cli/demo_brain.py), in a state folder of
+command against a scripted "brain" (``demo:`` model strings, vance_cli/demo/brain.py), in a state folder of
 its own, so nothing of the person's own processes is touched. The brain answers by looking at the
 request, as a model would, so it behaves the same when a demo process is resumed.
 """
@@ -47,7 +47,7 @@ class Demo:
         # Said first, before the engines are imported: the demo starts as quickly as --help.
         self.say("Vance demo · the model is SCRIPTED (no key, no network); engines, tools, process files are real.")
         self.say(f"state folder: {self.home}")
-        from vance_cli import demo_brain as brain
+        from vance_cli.demo import brain
 
         workspace = self.home / "workspace"
         workspace.mkdir(parents=True, exist_ok=True)
@@ -68,13 +68,13 @@ class Demo:
         return self.report
 
     def chat(self, workspace: Path) -> None:
-        from vance_cli import demo_brain as brain
-        from vance_cli.cli.printer import HeadlessPrinter
+        from vance_cli.demo import brain
         from vance_cli.events import JournalEvent, ToolStarted
+        from vance_cli.output.printers import HeadlessPrinter
         from vance_cli.runtime.runner import Runtime
 
         scopes, settings = self.context(workspace)
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=brain.model_factory)
         seen: list[str] = []
 
         def narrate(event) -> None:
@@ -105,11 +105,11 @@ class Demo:
             await runtime.aclose()
 
     def structure(self, workspace: Path) -> None:
-        from vance_cli import demo_brain as brain
+        from vance_cli.demo import brain
         from vance_cli.structure.service import StructureRequest, StructureService
 
         _, settings = self.context(workspace)
-        service = StructureService(settings)
+        service = StructureService(settings, model_factory=brain.demo_model)
         results = []
         for prompt in (brain.STRUCTURE_COMPLETE, brain.STRUCTURE_INCOMPLETE):
             self.say(f"$ vance structure {json.dumps(prompt)} --schema expense.json")
@@ -126,7 +126,7 @@ class Demo:
         import shlex
         import sys
 
-        from vance_cli import demo_brain as brain
+        from vance_cli.demo import brain
         from vance_cli.runtime.benjy import BenjyService
         from vance_cli.runtime.runner import Runtime
 
@@ -134,7 +134,7 @@ class Demo:
         workspace.mkdir(parents=True, exist_ok=True)
         (workspace / brain.CHECK_FILE).write_text(brain.CHECK_SCRIPT, encoding="utf-8")
         scopes, settings = self.context(workspace)
-        runtime = Runtime(scopes, settings)
+        runtime = Runtime(scopes, settings, model_factory=brain.model_factory)
         check = f"{shlex.quote(sys.executable)} {brain.CHECK_FILE}"
         service = BenjyService(runtime)
         self.say(f'$ vance benjy run "{brain.BENJY_GOAL}" --check "python {brain.CHECK_FILE}"')
@@ -179,20 +179,19 @@ class Demo:
         return run_benjy_live(service, pid)
 
     def ps(self, workspace: Path) -> None:
+        from vance_cli.output.tree import tree_label, tree_order
         from vance_cli.store.files import ProcessStore
 
         scopes, _ = self.context(workspace)
-        from vance_cli.cli.procs import tree_order
-
         processes, _ = ProcessStore.for_scopes(scopes).list()
         for p, depth in tree_order(processes):
-            ident = ("  " * (depth - 1) + "└ " if depth else "") + p.id
+            ident = tree_label(p.id, depth)
             self.say(f"{ident:<27} {p.engine:<7} {p.recipe_name:<16} {p.status.value:<8} {(p.title or '')[:40]}")
         self.report["processes"] = [{"id": p.id, "engine": p.engine, "status": p.status.value, "parent": p.parent}
                                     for p in processes]
 
     def outro(self) -> None:
-        from vance_cli import demo_brain as brain
+        from vance_cli.demo import brain
 
         for problem in self.report["problems"]:
             self.say(f"NOT AS SCRIPTED: {problem}")

@@ -1,4 +1,5 @@
-"""The headless consumers of the event stream: the human printer and the JSON-lines printer."""
+"""The plain terminal's consumers of the event stream: the chat's printer, the JSON-lines printer, and
+Benjy's printer with its todo box (also printed by `vance benjy status`)."""
 
 from __future__ import annotations
 

@@ -13,16 +13,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+from typing import ClassVar
 
 from vance_cli.errors import StoreError
 from vance_cli.events import Event, StatusChanged, TodosUpdated, UsageEvent
 from vance_cli.runtime.benjy import BenjyService, RunResult
 from vance_cli.store.process import Process, Status
-from vance_cli.tui.controller import StatusInfo
-from vance_cli.tui.run_source import Emit, pending_question, status_of
+from vance_cli.tui.sources.base import Emit, RunSource
+from vance_cli.tui.status import StatusInfo, pending_question, status_info
 
 
-class BenjyRunSource:
+class BenjyRunSource(RunSource):
+    drives: ClassVar[bool] = True
+
     def __init__(self, service: BenjyService, pid: str, *, answer: str | None = None) -> None:
         self.service = service
         self.store = service.runtime.store
@@ -61,7 +64,7 @@ class BenjyRunSource:
         process = self._current()
         if process is None:
             return StatusInfo(process_id=self.process_id, running_since=self.running_since)
-        info = dataclasses.replace(status_of(process), running_since=self.running_since)
+        info = status_info(process, running_since=self.running_since)
         if not self.running and self.result is not None and self.result.stopped:
             # a stop between two drives can leave the root IDLE (waiting on its worker) on disk;
             # for the person the run is stopped: nothing drives it until r or `vance benjy resume`

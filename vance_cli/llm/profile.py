@@ -1,0 +1,129 @@
+"""ModelProfile: what Vance works out about one model before its first call, worked out once.
+
+A model string and its settings (``Settings.model_options`` and the checked
+``[models."<m>".capabilities]`` table) become one profile: the transport that carries the calls,
+the api_base as that provider's client wants it, the capabilities, the output limits, the price,
+the time and retry budget. The transports are built from the profile (``factory.make_model``) and
+work nothing out again. config/ stays below llm/: it checks the keys' types and merges the layers;
+what a model string means (its family, limits, price) is decided here.
+
+Where a new per-model fact goes (issue 18 brings a local llama.cpp family, a temperature per model
+and call type, a tool mode, time budgets for a loopback api_base, a context window): a field of
+ModelProfile, worked out in ``build_profile`` from the options and the model string, and a key in
+config/settings_keys.py when a person may set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from vance_cli.errors import ConfigError
+from vance_cli.llm.base import Capabilities
+from vance_cli.llm.capabilities import default_capabilities
+from vance_cli.llm.endpoints import normalize_api_base
+from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
+from vance_cli.llm.retry import retry_settings
+from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
+
+Transport = Literal["direct", "litellm"]
+
+
+class SettingsLike(Protocol):
+    """What a profile reads of config.Settings (tests hand in stand-ins)."""
+
+    def model_options(self, model: str) -> dict[str, Any]: ...
+    def capability_overrides(self, model: str) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class ModelProfile:
+    """One model as the transports see it (see the module docstring)."""
+
+    name: str  # the litellm model string, aliases resolved
+    transport: Transport  # who carries the calls: "direct" (httpx) or "litellm"
+    api_base: str | None  # normalised for the provider (endpoints.normalize_api_base); None: its default
+    api_key: str | None
+    timeout: float  # seconds for one attempt
+    retries: Mapping[str, float]  # attempts, base_delay, max_delay, max_total (the whole call)
+    capabilities: Capabilities
+    max_tokens: int  # the output limit sent when a request sets none
+    max_output_tokens: int | None  # the most the model can give (litellm's map); None: not known
+    price: Price | None  # per token: the configured one, else the map's; None: not known
+    price_configured: bool = False  # the price came from config.toml (litellm prices the rest itself)
+
+
+def select_transport(model: str, transport: str | None, api_base: str | None) -> Transport:
+    """Which implementation serves ``model`` under the configured ``transport``."""
+    choice = (transport or "auto").strip().lower()
+    if choice not in TRANSPORTS:
+        raise ConfigError(
+            f"unknown model transport {transport!r} for {model}",
+            hint="set model.transport (or VANCE_TRANSPORT) to one of: auto, direct, litellm",
+        )
+    if choice != "auto":
+        return choice  # type: ignore[return-value]
+    openai_style = model.startswith("openai/") or "/" not in model
+    return "direct" if api_base and openai_style else "litellm"
+
+
+def capabilities_for(model: str, api_base: str | None, overrides: Mapping[str, Any] | None = None) -> Capabilities:
+    """The provider table's capabilities for ``model`` (llm/capabilities.py), updated by ``overrides``
+    (a checked ``[models."<model>".capabilities]`` table)."""
+    caps = default_capabilities(model, api_base)
+    return caps.model_copy(update=dict(overrides)) if overrides else caps
+
+
+def build_profile(
+    model: str,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    transport: str | None = None,
+    timeout: float | None = None,
+    retries: Mapping[str, Any] | None = None,
+    capabilities: Capabilities | None = None,
+    capability_overrides: Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    price: Mapping[str, Any] | None = None,
+) -> ModelProfile:
+    """The profile of ``model`` from option values (``profile_for`` reads them from the settings).
+
+    ``capabilities`` replaces the provider table's answer (tests, scripted callers);
+    ``capability_overrides`` updates it key by key (config.toml). ``price`` is a config table in USD
+    per million tokens; without one the model map's price applies.
+    """
+    base = normalize_api_base(model, api_base)
+    return ModelProfile(
+        name=model,
+        transport=select_transport(model, transport, base),
+        api_base=base,
+        api_key=api_key or None,
+        timeout=float(timeout or DEFAULT_MODEL_TIMEOUT),
+        retries=retry_settings(retries),
+        capabilities=capabilities or capabilities_for(model, base, capability_overrides),
+        # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
+        # know (Anthropic rejects that), and servers fall back to their own, sometimes tiny, defaults.
+        max_tokens=resolve_max_tokens(model, max_tokens),
+        max_output_tokens=max_output_tokens(model),
+        price=resolve_price(model, dict(price) if price else None),
+        price_configured=bool(price),
+    )
+
+
+def profile_for(model: str, settings: SettingsLike) -> ModelProfile:
+    """The profile of a resolved model string under ``settings`` (global [model] keys overlaid by
+    ``[models."<model>"]``, the environment and CLI flags: ``Settings.model_options``)."""
+    options = settings.model_options(model) or {}
+    return build_profile(
+        model,
+        api_base=options.get("api_base"),
+        api_key=options.get("api_key"),
+        transport=options.get("transport"),
+        timeout=options.get("timeout"),
+        retries=options.get("retries"),
+        capability_overrides=settings.capability_overrides(model),
+        max_tokens=options.get("max_tokens"),
+        price=options.get("price"),
+    )
