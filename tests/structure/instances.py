@@ -18,7 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from vance_cli.llm.provider_schema import prepare_schema
+from vance_cli.schema.refs import prepare_schema
 
 FORMAT_SAMPLES = {
     "date-time": "2024-05-01T10:00:00Z",
@@ -254,9 +254,7 @@ def _may_fit(value: Any, node: Any, vals: _Validators, depth: int = 0) -> bool:
         kind = _json_type(value)
         if kind not in types and not (kind == "integer" and "number" in types):
             return False
-    if isinstance(node.get("enum"), list) and value not in node["enum"]:
-        return False
-    return True
+    return not (isinstance(node.get("enum"), list) and value not in node["enum"])
 
 
 def _fill(value: Any, node: Any, vals: _Validators, dropped: list[str], depth: int) -> Any:

@@ -429,7 +429,7 @@ def test_structure_with_a_named_schema_never_checks_the_other_schemas(cli, vance
     folder = vance_home / "schemas"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "huge.json").write_text(json.dumps({"type": "object", "properties": {f"f{i}": {"type": "string"} for i in range(20000)}}))
-    from vance_cli.structure import errors
+    from vance_cli.schema import check as errors
 
     checked: list[str] = []
     real = errors.check_schema

@@ -15,12 +15,12 @@ from tests.structure.strict_rules import (
     openai_strict_problems,
 )
 from vance_cli.llm.base import Capabilities
-from vance_cli.llm.provider_schema import (
+from vance_cli.llm.output.plan import (
     build_plan,
     format_chain,
     strip_injected_nulls,
 )
-from vance_cli.llm.reasons import make_validator
+from vance_cli.schema.reasons import make_validator
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 UAR = json.loads((SCHEMAS / "user-action-record.json").read_text())
@@ -251,7 +251,7 @@ def test_null_stripping_follows_ref_cycles_only_once_per_level():
 
 def test_make_nullable_never_repeats_null_in_a_type_list():
     """Found by the property test: a null type whose enum excludes null became type [null, null]."""
-    from vance_cli.llm.provider_schema import make_nullable
+    from vance_cli.schema.nodes import make_nullable
 
     out = make_nullable({"type": "null", "enum": [False]})
     assert out["type"] == "null" and out["enum"] == [False, None]
@@ -262,7 +262,7 @@ def test_a_not_whose_schema_loses_a_keyword_is_dropped_not_emptied():
     from jsonschema import Draft202012Validator
 
     from vance_cli.llm.base import Capabilities
-    from vance_cli.llm.provider_schema import build_plan
+    from vance_cli.llm.output.plan import build_plan
 
     caps = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False, json_object=False)
     schema = {"type": "array", "items": {"not": {"format": "date-time"}}}

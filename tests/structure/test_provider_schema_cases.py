@@ -10,9 +10,10 @@ from jsonschema import Draft202012Validator
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI
 from tests.structure.instances import provider_reply
 from tests.structure.strict_rules import openai_depth, openai_strict_problems, wellformed_problems
-from vance_cli.llm.provider_schema import build_plan, strip_injected_nulls
-from vance_cli.llm.reasons import error_lines, make_validator
-from vance_cli.structure.errors import InvalidSchema, check_schema
+from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
+from vance_cli.schema.check import check_schema
+from vance_cli.schema.reasons import error_lines, make_validator
+from vance_cli.structure.errors import InvalidSchema
 
 DRAFT7 = "http://json-schema.org/draft-07/schema#"
 DRAFT4 = "http://json-schema.org/draft-04/schema#"
@@ -338,7 +339,7 @@ def test_enum_errors_list_a_few_values_and_count_the_rest():
 
 
 def test_the_meta_schema_check_runs_once_per_schema(monkeypatch):
-    from vance_cli.llm import dialects
+    from vance_cli.schema import dialects
     from vance_cli.structure.service import parse_inline
 
     calls = []

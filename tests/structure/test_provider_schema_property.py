@@ -17,7 +17,7 @@ from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
 from tests.structure.instances import candidates, provider_reply
 from tests.structure.strict_rules import openai_strict_problems, wellformed_problems
 from vance_cli.llm.base import Capabilities
-from vance_cli.llm.provider_schema import build_plan, strip_injected_nulls
+from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
 
 KEYS = st.text(alphabet="ab_/~-", min_size=1, max_size=4)
 TYPES = ["string", "number", "integer", "boolean", "object", "array", "null"]
@@ -121,8 +121,9 @@ def test_null_stripping_never_crashes(schema, data):
 @given(schema=schemas, caps=st.sampled_from(CAPS), allow_need=st.booleans())
 def test_no_provider_schema_excludes_a_valid_answer(schema, caps, allow_need):
     """Every value the caller's schema accepts passes the provider schema, in a provider's shape."""
-    from vance_cli.llm.reasons import make_validator
-    from vance_cli.structure.errors import InvalidSchema, check_schema
+    from vance_cli.schema.check import check_schema
+    from vance_cli.schema.reasons import make_validator
+    from vance_cli.structure.errors import InvalidSchema
 
     assume(isinstance(schema, dict))
     try:

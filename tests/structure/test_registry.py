@@ -225,7 +225,7 @@ def test_names_come_from_file_names_without_opening_a_schema(vance_home, monkeyp
 
 
 def test_listing_checks_small_schemas_and_leaves_big_ones_to_their_use(vance_home, monkeypatch):
-    from vance_cli.structure import errors
+    from vance_cli.schema import check as errors
 
     folder = vance_home / "schemas"
     big_invalid = _big_schema()

@@ -22,7 +22,7 @@ For every schema and every capability family:
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +32,17 @@ from jsonschema import Draft202012Validator
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
 from tests.structure.corpus import pydantic_models
 from tests.structure.instances import candidates, provider_reply
-from tests.structure.strict_rules import anthropic_problems, gemini_problems, openai_strict_problems, wellformed_problems
-from vance_cli.llm.dialects import validator_class
-from vance_cli.llm.provider_schema import build_plan, strip_injected_nulls
-from vance_cli.llm.reasons import make_validator
-from vance_cli.structure.errors import InvalidSchema, check_schema
+from tests.structure.strict_rules import (
+    anthropic_problems,
+    gemini_problems,
+    openai_strict_problems,
+    wellformed_problems,
+)
+from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
+from vance_cli.schema.check import check_schema
+from vance_cli.schema.dialects import validator_class
+from vance_cli.schema.reasons import make_validator
+from vance_cli.structure.errors import InvalidSchema
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 FAMILIES = {
@@ -71,7 +77,7 @@ def examples(name: str) -> list[Any]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []
 
 
-@lru_cache(maxsize=None)
+@cache
 def instances(name: str) -> tuple[Any, ...]:
     """Valid instances: corpus documents and samples (all must be valid) plus generated ones."""
     schema = corpus()[name]
@@ -85,7 +91,7 @@ def instances(name: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def plan(name: str, family: str, allow_need: bool = True):
     return build_plan(corpus()[name], FAMILIES[family], allow_need=allow_need, name=name)
 

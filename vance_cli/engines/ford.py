@@ -446,7 +446,7 @@ class FordEngine:
         """A reply cut off at the output limit: the rest of this turn asks with twice the room (up to
         the model's limit). The reply itself is handled as it is (a cut-off call is malformed and
         corrected); truncation is said in the journal, never taken for a format problem."""
-        from vance_cli.llm.json_call import more_room
+        from vance_cli.llm.output.json_call import more_room
 
         model = self.deps.model
         room = completion.max_tokens or turn.max_tokens or model.max_tokens

@@ -217,7 +217,7 @@ class SchemaBuilder:
         return result
 
     async def build(self, description: str, *, use_cache: bool = True) -> BuildResult:
-        from vance_cli.llm.json_call import call_for_json
+        from vance_cli.llm.output.json_call import call_for_json
 
         warnings: list[str] = []
         if use_cache and self.cache is not None:

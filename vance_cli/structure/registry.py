@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.errors import UsageError, VanceError
-from vance_cli.structure.errors import InvalidSchema, SchemaNotFound, check_schema
+from vance_cli.schema.check import check_schema
+from vance_cli.structure.errors import InvalidSchema, SchemaNotFound
 from vance_cli.text import did_you_mean
 
 if TYPE_CHECKING:

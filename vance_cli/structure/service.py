@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from vance_cli.errors import UsageError
 from vance_cli.llm.base import ChatModel, Message, Usage
-from vance_cli.structure.errors import InvalidSchema, check_schema
+from vance_cli.schema.check import check_schema
+from vance_cli.structure.errors import InvalidSchema
 
 if TYPE_CHECKING:
     from vance_cli.config.settings import Settings
@@ -299,7 +300,7 @@ class StructureService:
             system += f"\n\n## Manual for the schema {name!r}\n\n{manual}"
         messages = [Message(role="system", content=system), Message(role="user", content=prompt)]
 
-        from vance_cli.llm.json_call import call_for_json
+        from vance_cli.llm.output.json_call import call_for_json
 
         out = await call_for_json(
             model,

@@ -69,7 +69,7 @@ class Tool:
 
     def validate(self, arguments: dict[str, Any]) -> list[str]:
         """Problems with the arguments, one line each (empty when valid)."""
-        from vance_cli.tools.quick_check import plainly_valid
+        from vance_cli.schema.quick import plainly_valid
 
         if plainly_valid(self.parameters, arguments):  # the usual case, without importing jsonschema
             return []

@@ -388,7 +388,7 @@ class BenjyEngine:
         return CheckFacts(command=command, exit_code=data.get("exit_code"), output=output, timed_out=bool(data.get("timed_out")))
 
     async def _controller(self, process: Process, state: BenjyState, task: Task) -> ControllerAnswer:
-        from vance_cli.llm.json_call import call_for_json
+        from vance_cli.llm.output.json_call import call_for_json
 
         assert self.cfg is not None
         stage = task.type.lower()

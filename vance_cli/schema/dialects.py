@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vance_cli.schema.keywords import LIST, MAP, OLD_ONE, ONE
 from vance_cli.text import pointer_token
 
 __all__ = ["DRAFT_NAMES", "dialect_of", "meta_validator", "upgrade", "validator_class"]
@@ -36,20 +37,54 @@ DRAFT_NAMES = {
 }
 _OLD = ("Draft3Validator", "Draft4Validator", "Draft6Validator", "Draft7Validator")
 
-# Keywords whose values are subschemas (a union over the drafts), by shape.
-_ONE = (
-    "additionalProperties", "contains", "contentSchema", "else", "if", "not", "propertyNames",
-    "then", "unevaluatedItems", "unevaluatedProperties", "additionalItems",
-)
-_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
-_MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
+# Keywords whose values are subschemas (a union over the drafts), by shape; `items` apart, as it
+# may be the tuple form.
+_ONE = tuple(k for k in ONE if k != "items") + OLD_ONE
+_LIST = LIST
+_MAP = MAP
 _KEYWORDS = frozenset(
-    set(_ONE) | set(_LIST) | (set(_MAP) - {"$defs", "definitions"})
-    | {"items", "dependencies", "type", "enum", "const", "required", "format", "pattern", "minimum", "maximum",
-       "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems",
-       "uniqueItems", "minProperties", "maxProperties", "dependentRequired", "minContains", "maxContains",
-       "title", "description", "default", "examples", "readOnly", "writeOnly", "deprecated", "$comment",
-       "contentMediaType", "contentEncoding", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef"}
+    set(_ONE)
+    | set(_LIST)
+    | (set(_MAP) - {"$defs", "definitions"})
+    | {
+        "items",
+        "dependencies",
+        "type",
+        "enum",
+        "const",
+        "required",
+        "format",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "minContains",
+        "maxContains",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "$comment",
+        "contentMediaType",
+        "contentEncoding",
+        "$anchor",
+        "$dynamicAnchor",
+        "$dynamicRef",
+        "$recursiveRef",
+    }
 )
 
 
@@ -125,7 +160,21 @@ class _Unsupported(Exception):
     pass
 
 
-_ANNOTATION_WORDS = frozenset({"$schema", "$id", "id", "title", "description", "default", "$comment", "deprecated", "definitions", "$defs", "examples"})
+_ANNOTATION_WORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "id",
+        "title",
+        "description",
+        "default",
+        "$comment",
+        "deprecated",
+        "definitions",
+        "$defs",
+        "examples",
+    }
+)
 
 
 def _canonical(value: Any) -> Any:
@@ -206,7 +255,11 @@ def _compile_meta(meta: dict[str, Any], cls: Any, *, ref_siblings: bool) -> Any:
                 if patterns:
                     raise _Unsupported("additionalProperties with patternProperties")
                 sub = build(value)
-                checks.append(lambda x, d=declared, f=sub: not isinstance(x, dict) or all(f(v) for k, v in x.items() if k not in d))
+                checks.append(
+                    lambda x, d=declared, f=sub: (
+                        not isinstance(x, dict) or all(f(v) for k, v in x.items() if k not in d)
+                    )
+                )
             elif key == "propertyNames":
                 sub = build(value)
                 checks.append(lambda x, f=sub: not isinstance(x, dict) or all(f(k) for k in x))
@@ -245,7 +298,11 @@ def _compile_meta(meta: dict[str, Any], cls: Any, *, ref_siblings: bool) -> Any:
                 deps = {k: v for k, v in value.items()}
                 if not all(isinstance(v, list) for v in deps.values()):
                     raise _Unsupported("schema dependencies")
-                checks.append(lambda x, d=deps: not isinstance(x, dict) or all(all(r in x for r in req) for k, req in d.items() if k in x))
+                checks.append(
+                    lambda x, d=deps: (
+                        not isinstance(x, dict) or all(all(r in x for r in req) for k, req in d.items() if k in x)
+                    )
+                )
             else:
                 raise _Unsupported(key)
         if len(checks) == 1:
@@ -261,7 +318,17 @@ def _flatten_meta(uri: str) -> dict[str, Any]:
     main = REGISTRY[uri].contents
     base = uri.rsplit("/", 1)[0] + "/"
     parts = [main] + [REGISTRY[base + item["$ref"]].contents for item in main.get("allOf", [])]
-    dropped = ("$dynamicAnchor", "$recursiveAnchor", "$id", "$schema", "$vocabulary", "$comment", "default", "title", "deprecated")
+    dropped = (
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$id",
+        "$schema",
+        "$vocabulary",
+        "$comment",
+        "default",
+        "title",
+        "deprecated",
+    )
 
     def fix(node: Any) -> Any:
         if isinstance(node, list):
@@ -293,7 +360,7 @@ def _flatten_meta(uri: str) -> dict[str, Any]:
 
 
 def dialect_of(schema: Any) -> str:
-    """"Draft 7", "Draft 2020-12", ...: the dialect name used in messages."""
+    """ "Draft 7", "Draft 2020-12", ...: the dialect name used in messages."""
     return DRAFT_NAMES.get(validator_class(schema).__name__, "Draft 2020-12")
 
 

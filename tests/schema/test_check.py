@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.structure.errors import InvalidSchema, check_schema
+from vance_cli.errors import InvalidSchema
+from vance_cli.schema.check import check_schema
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator  # noqa: E402
 
-from vance_cli.llm.dialects import meta_validator  # noqa: E402
+from vance_cli.schema.dialects import meta_validator  # noqa: E402
 
 DRAFTS = (Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator)
 _VALUES = st.one_of(

@@ -4,7 +4,7 @@ The content-stage loop of the structure tool (spec structure-tool §4), shared w
 controller calls: single-shot with a response schema, no tools. Each iteration
 
 1. sends the conversation with the provider-side form of the schema (per capability family, see
-   ``vance_cli.llm.provider_schema``),
+   ``vance_cli.llm.output.plan``),
 2. parses the reply, unwraps the envelope, detects ``_need`` (when allowed) *before* validation,
 3. strips the nulls strict mode forced on absent optional fields,
 4. validates against the caller's exact schema (Draft 2020-12, formats asserted).
@@ -153,7 +153,11 @@ def _instructions(plan: Any, schema: Any, allow_need: bool) -> str:
     if plan.mode == "json_schema":
         if plan.envelope:
             tail = ', "_need": null}' if allow_need else "}"
-            lines.append('Reply with one JSON object of the form {"result": <the value the response schema describes>' + tail + ".")
+            lines.append(
+                'Reply with one JSON object of the form {"result": <the value the response schema describes>'
+                + tail
+                + "."
+            )
         else:
             lines.append("Reply with one JSON object that conforms to the response schema.")
         if plan.nulls_injected:
@@ -161,7 +165,11 @@ def _instructions(plan: Any, schema: Any, allow_need: bool) -> str:
         if allow_need:
             lines.append(NEED_RULE_ENVELOPE if plan.envelope else NEED_RULE)
     else:
-        shape = 'a JSON object {"result": <value>}, where the value conforms to' if plan.envelope else "a JSON object that conforms to"
+        shape = (
+            'a JSON object {"result": <value>}, where the value conforms to'
+            if plan.envelope
+            else "a JSON object that conforms to"
+        )
         lines.append(
             f"Reply with only {shape} this JSON Schema (no prose, no Markdown code fences):\n"
             + json.dumps(schema, ensure_ascii=False)
@@ -197,8 +205,8 @@ async def call_for_json(
     uses it to insist on a valid Draft 2020-12 schema); they are fed back like schema errors.
     Raises ModelError/TransportError when the model call itself fails for good.
     """
-    from vance_cli.llm import provider_schema as ps
-    from vance_cli.llm.reasons import (
+    from vance_cli.llm.output import plan as ps
+    from vance_cli.schema.reasons import (
         error_lines,
         make_validator,
         not_json_text,
@@ -211,7 +219,9 @@ async def call_for_json(
     level = 0
 
     def plan_for(level: int) -> ps.ProviderPlan:
-        return ps.build_plan(schema, caps, mode=chain[level], allow_need=allow_need, require_strict=require_strict, name=name)
+        return ps.build_plan(
+            schema, caps, mode=chain[level], allow_need=allow_need, require_strict=require_strict, name=name
+        )
 
     plan = plan_for(level)
     system, turns = _split_system(messages)
@@ -222,7 +232,11 @@ async def call_for_json(
     loops = max(1, int(max_loops))
 
     def transcript() -> list[Message]:
-        return system + [Message(role="system", content=_instructions(plan, schema, allow_need), meta={"kind": "format"})] + turns
+        return (
+            system
+            + [Message(role="system", content=_instructions(plan, schema, allow_need), meta={"kind": "format"})]
+            + turns
+        )
 
     def step_down(why: str) -> bool:
         nonlocal level, plan
@@ -307,7 +321,13 @@ async def call_for_json(
             last_errors = [f"(root): output is not valid JSON ({problem})"]
             if text.strip():
                 step_down("the reply was not JSON")
-            turns.append(Message(role="user", content=not_json_text(f"output is not valid JSON ({problem})"), meta={"kind": "correction"}))
+            turns.append(
+                Message(
+                    role="user",
+                    content=not_json_text(f"output is not valid JSON ({problem})"),
+                    meta={"kind": "correction"},
+                )
+            )
             continue
 
         data, need = _unwrap(value, envelope=plan.envelope, allow_need=allow_need, schema=schema)

@@ -20,8 +20,7 @@ REASON_HEADER = "The previous output did not conform to the schema:"
 REASON_FOOTER = "Please correct these and try again. Do not change fields that were valid."
 NOT_JSON_HEADER = "The previous output was not valid JSON:"
 NOT_JSON_FOOTER = (
-    "Reply with a single JSON value only: no prose, no Markdown code fences. "
-    "Do not change fields that were valid."
+    "Reply with a single JSON value only: no prose, no Markdown code fences. Do not change fields that were valid."
 )
 MAX_REASON_ERRORS = 10
 MAX_VALUE_CHARS = 60
@@ -40,7 +39,7 @@ def make_validator(schema: dict[str, Any] | bool) -> Any:
     """
     from referencing import Registry
 
-    from vance_cli.llm.dialects import validator_class
+    from vance_cli.schema.dialects import validator_class
 
     cls = validator_class(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
@@ -75,7 +74,7 @@ def _extra_keys(err: ValidationError) -> list[str]:
     schema = err.schema if isinstance(err.schema, dict) else {}
     declared = set(schema.get("properties", {}) or {})
     patterns = []
-    for pat in (schema.get("patternProperties", {}) or {}):
+    for pat in schema.get("patternProperties", {}) or {}:
         try:
             patterns.append(re.compile(pat))
         except re.error:
@@ -189,7 +188,7 @@ def _line_key(line: str) -> tuple:
 
 def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Any = None) -> list[str]:
     """Every validation problem as a line, in data order; empty when the instance is valid."""
-    from vance_cli.structure.errors import json_depth
+    from vance_cli.schema.check import json_depth
 
     depth = json_depth(instance)
     if depth > MAX_VALUE_DEPTH:
@@ -210,10 +209,12 @@ def error_lines(schema: dict[str, Any] | bool, instance: Any, validator: Any = N
     except Unresolvable as exc:
         # jsonschema wraps referencing's error in a frozen attrs exception that crashes callers
         # which set attributes on it (typer does); translate it where it enters.
-        from vance_cli.structure.errors import unresolvable_ref
+        from vance_cli.schema.check import unresolvable_ref
 
         ref = str(getattr(exc, "ref", "?"))
-        raise unresolvable_ref("#" + ref if ref.startswith("/") else ref, why="it names nothing inside the schema") from None
+        raise unresolvable_ref(
+            "#" + ref if ref.startswith("/") else ref, why="it names nothing inside the schema"
+        ) from None
     for err in errors:
         for line in describe(err):
             if line not in lines:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from vance_cli.tools.quick_check import plainly_valid
+from vance_cli.schema.quick import plainly_valid
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(-5, 5, allow_nan=False),
                     st.text(max_size=4))

@@ -13,10 +13,25 @@ from __future__ import annotations
 
 from typing import Any
 
-_ANNOTATIONS = frozenset({"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"})
+_ANNOTATIONS = frozenset(
+    {"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly", "$comment"}
+)
 _HANDLED = _ANNOTATIONS | {
-    "type", "properties", "required", "additionalProperties", "enum", "const", "minimum", "maximum",
-    "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "items", "minItems", "maxItems",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "items",
+    "minItems",
+    "maxItems",
 }
 
 
@@ -61,11 +76,20 @@ def plainly_valid(schema: Any, value: Any) -> bool:
         if not any(_plain(v) and type(v) is type(value) and v == value for v in schema["enum"]):
             return False
     if "const" in schema:
-        if not (_plain(value) and _plain(schema["const"]) and type(schema["const"]) is type(value) and schema["const"] == value):
+        if not (
+            _plain(value)
+            and _plain(schema["const"])
+            and type(schema["const"]) is type(value)
+            and schema["const"] == value
+        ):
             return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for key, ok in (("minimum", lambda b: value >= b), ("maximum", lambda b: value <= b),
-                        ("exclusiveMinimum", lambda b: value > b), ("exclusiveMaximum", lambda b: value < b)):
+        for key, ok in (
+            ("minimum", lambda b: value >= b),
+            ("maximum", lambda b: value <= b),
+            ("exclusiveMinimum", lambda b: value > b),
+            ("exclusiveMaximum", lambda b: value < b),
+        ):
             if key in schema:
                 bound = schema[key]
                 if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not ok(bound):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vance_cli.llm.reasons import (
+from vance_cli.schema.reasons import (
     MAX_REASON_ERRORS,
     error_lines,
     make_validator,
@@ -126,7 +126,7 @@ def test_valid_instance_has_no_lines():
 def test_a_ref_loop_is_an_invalid_schema_not_a_crash():
     import pytest
 
-    from vance_cli.structure.errors import InvalidSchema
+    from vance_cli.errors import InvalidSchema
 
     with pytest.raises(InvalidSchema, match=r"\$ref loop"):
         error_lines({"anyOf": [{"$ref": "#"}, {"type": "string"}]}, 5)

@@ -1,0 +1,248 @@
+"""allOf as one node: the conjunction the walk sends where a family takes no ``allOf`` (or not with ``$ref``).
+
+``Merger.merge`` folds a list of schemas into one node, exactly where it can (properties,
+required, types, enums and bounds intersect) and as a superset where it cannot (a conflicting
+keyword keeps its first value, and says so); ``$ref`` items are inlined unless that would recurse.
+``Merger.fold`` keeps the properties that removed branches declare, so a closed object still
+accepts them. The walker (walker.py) is a Merger that also walks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vance_cli.schema.nodes import asserting, json_equal, json_in
+from vance_cli.schema.refs import Prepared
+from vance_cli.text import json_pointer
+
+Stack = tuple[str, ...]  # the definitions inlined on the way to a node ("#" is the root)
+# Annotations the provider schemas keep (the model reads them); every other one is dropped silently:
+# it constrains nothing, and some strict providers reject it.
+KEEP_ANNOTATIONS = ("title", "description")
+
+
+def ptr(parts: tuple[str, ...]) -> str:
+    """The JSON pointer of a schema location, for downgrade lines ("(root)" for the root)."""
+    return json_pointer(parts, "(root)")
+
+
+def _numbers(a: Any, b: Any) -> bool:
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+
+
+class Merger:
+    """The allOf algebra over one prepared schema, with the downgrade lines it leaves."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        self.prepared = prepared
+        self.downgrades: list[str] = []
+
+    def note(self, parts: tuple[str, ...], what: str) -> None:
+        line = f"{ptr(parts)}: {what}"
+        if line not in self.downgrades:
+            self.downgrades.append(line)
+
+    def target(self, ref: str) -> Any:
+        return self.prepared.target(ref)
+
+    def inline(self, sub: Any, stack: Stack) -> tuple[Any, Stack, bool]:
+        """(schema, names now inlined, ok): a {"$ref"} item replaced by its target, unless that
+        target is already being inlined twice on this path (recursion) or does not exist.
+
+        Twice, not once: the stack holds every definition inlined into a node and its subtree, so
+        a definition merged at the root may be met again in a property that is not its own."""
+        inlined = stack
+        guard = 0
+        while isinstance(sub, dict) and isinstance(sub.get("$ref"), str) and guard < 64:
+            guard += 1
+            ref = sub["$ref"]
+            target = self.target(ref)
+            name = ref
+            if target is None or inlined.count(name) >= 2:
+                return sub, inlined, False
+            rest = {k: v for k, v in sub.items() if k != "$ref"}
+            inlined = inlined + (name,)
+            if rest:
+                sub = {"allOf": [target, rest]}
+                break
+            sub = target
+        return sub, inlined, True
+
+    def merge(self, items: list[Any], parts: tuple[str, ...], stack: Stack) -> tuple[dict[str, Any], Stack, list[Any]]:
+        """The conjunction of ``items`` as one node (a superset where it cannot be exact).
+
+        Returns (node, names inlined on the way, schemas whose declared properties must stay
+        allowed although their constraints were dropped).
+        """
+        merged: dict[str, Any] = {}
+        folds: list[Any] = []
+        pending: list[str] = []  # refs that cannot be inlined (recursive, or outside the schema)
+        queue = list(items)
+        inlined = stack
+        partly = False
+        guard = 0
+        while queue:
+            guard += 1
+            if guard > 256:
+                folds.extend(x for x in queue if isinstance(x, dict))
+                partly = True
+                break
+            sub = queue.pop(0)
+            if sub is True or sub == {}:
+                continue
+            if not isinstance(sub, dict):
+                continue  # `false`: nothing satisfies the caller's schema; any superset will do
+            if isinstance(sub.get("$ref"), str):
+                resolved, inlined2, ok = self.inline(sub, inlined)
+                if ok:
+                    inlined = inlined2
+                    queue.insert(0, resolved)
+                else:
+                    pending.append(sub["$ref"])
+                    rest = {k: v for k, v in sub.items() if k != "$ref"}
+                    if rest:
+                        queue.insert(0, rest)
+                continue
+            for key, value in sub.items():
+                if key == "allOf" and isinstance(value, list):
+                    queue[0:0] = list(value)
+                    continue
+                if key not in merged:
+                    merged[key] = value
+                    continue
+                old = merged[key]
+                if key in KEEP_ANNOTATIONS or json_equal(old, value):
+                    continue
+                if key == "properties" and isinstance(old, dict) and isinstance(value, dict):
+                    props = dict(old)
+                    for name, sch in value.items():
+                        props[name] = {"allOf": [props[name], sch]} if name in props else sch
+                    merged[key] = props
+                elif key == "required" and isinstance(old, list) and isinstance(value, list):
+                    merged[key] = list(dict.fromkeys(old + value))
+                elif key == "type":
+                    a = old if isinstance(old, list) else [old]
+                    b = value if isinstance(value, list) else [value]
+                    both = [t for t in a if t in b]
+                    both += [
+                        t
+                        for t in ("integer",)
+                        if t not in both and (("integer" in a and "number" in b) or ("number" in a and "integer" in b))
+                    ]
+                    merged[key] = (both[0] if len(both) == 1 else both) if both else old
+                elif key in ("enum", "const"):
+                    a = old if key == "enum" else [old]
+                    b = value if key == "enum" else [value]
+                    if isinstance(a, list) and isinstance(b, list):
+                        both = [v for v in a if json_in(v, b)]
+                        if key == "enum":
+                            merged[key] = both or a
+                        elif not both:
+                            partly = True
+                elif key in (
+                    "minimum",
+                    "exclusiveMinimum",
+                    "minLength",
+                    "minItems",
+                    "minProperties",
+                    "minContains",
+                ) and _numbers(old, value):
+                    merged[key] = max(old, value)
+                elif key in (
+                    "maximum",
+                    "exclusiveMaximum",
+                    "maxLength",
+                    "maxItems",
+                    "maxProperties",
+                    "maxContains",
+                ) and _numbers(old, value):
+                    merged[key] = min(old, value)
+                elif (
+                    key
+                    in (
+                        "items",
+                        "additionalProperties",
+                        "contains",
+                        "propertyNames",
+                        "not",
+                        "unevaluatedItems",
+                        "unevaluatedProperties",
+                    )
+                    and isinstance(old, (dict, bool))
+                    and isinstance(value, (dict, bool))
+                ):
+                    merged[key] = {"allOf": [old, value]} if key != "not" else {"anyOf": [old, value]}
+                elif (
+                    key in ("anyOf", "oneOf")
+                    and isinstance(old, list)
+                    and isinstance(value, list)
+                    and len(old) * len(value) <= 16
+                ):
+                    merged[key] = [{"allOf": [x, y]} for x in old for y in value]
+                elif key in ("anyOf", "oneOf", "then", "else", "if", "dependentSchemas"):
+                    folds.append({key: value})
+                    partly = True
+                else:
+                    partly = True  # keep the first value: a superset of the conjunction
+        if pending:
+            if len(pending) == 1 and not asserting(merged):
+                merged = {
+                    "$ref": pending[0],
+                    **{k: v for k, v in merged.items() if k in KEEP_ANNOTATIONS},
+                }  # a lone recursive ref stays a ref
+            else:
+                for ref in dict.fromkeys(pending):
+                    self.note(parts, f"allOf item {ref} not merged (recursive or outside the schema; checked locally)")
+                    target = self.target(ref)
+                    if isinstance(target, dict):
+                        folds.append(target)
+        if partly:
+            self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
+        return merged, inlined, folds
+
+    def declared(self, node: Any, stack: Stack, depth: int = 0) -> dict[str, list[Any]]:
+        """Property name → the schemas a subschema (and what it combines) declares for it."""
+        found: dict[str, list[Any]] = {}
+        if not isinstance(node, dict) or depth > 16:
+            return found
+        if isinstance(node.get("$ref"), str):
+            target = self.target(node["$ref"])
+            if target is not None and node["$ref"] not in stack:
+                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1).items():
+                    found.setdefault(k, []).extend(v)
+        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+            found.setdefault(name, []).append(sub)
+        children: list[Any] = []
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(node.get(key), list):
+                children += node[key]
+        for key in ("then", "else"):
+            children.append(node.get(key))
+        if isinstance(node.get("dependentSchemas"), dict):
+            children += list(node["dependentSchemas"].values())
+        for child in children:
+            for k, v in self.declared(child, stack, depth + 1).items():
+                found.setdefault(k, []).extend(v)
+        return found
+
+    def fold(self, node: dict[str, Any], sources: list[Any], stack: Stack) -> dict[str, Any]:
+        """Declare the properties that removed branches declare, as optional properties."""
+        declared: dict[str, list[Any]] = {}
+        for src in sources:
+            for k, v in self.declared(src, stack).items():
+                declared.setdefault(k, []).extend(v)
+        props = dict(node.get("properties") or {}) if isinstance(node.get("properties"), dict) else {}
+        added = False
+        for name, schemas in declared.items():
+            if name in props:
+                continue  # the node's own schema for it holds in every case
+            unique: list[Any] = []
+            for s in schemas:
+                if not any(json_equal(s, u) for u in unique):
+                    unique.append(s)
+            props[name] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+            added = True
+        if added:
+            node = dict(node)
+            node["properties"] = props
+        return node

@@ -1,0 +1,388 @@
+"""The plan for one request: which response format, the provider schema, and the way back.
+
+``build_plan`` is the one entry: the caller's schema is never modified; local validation always
+uses it, and the provider schema only decides what the provider can be asked to enforce
+(walker.py, one family module each). Steps:
+
+1. ``$schema`` is honoured and every ``$ref`` resolved (``vance_cli.schema.refs.prepare_schema``:
+   a draft-4/6/7/2019-09 schema in its 2020-12 form, definitions hoisted, unreferenced ones not
+   sent).
+2. The walk for the model's family (``family_for``): strict if the model can and the caller
+   wants it, else the relaxed form with the reason strict went off.
+3. The envelope ``{"result": <target>, "_need": <string|null>}`` carries the spec's ``_need``
+   escape (structure-tool §4.2) without a root ``oneOf``, which OpenAI rejects; a target that is
+   not a plain object travels in it too.
+
+The way back (``strip_injected_nulls``): OpenAI strict makes every property required, so an absent
+optional field comes back as ``null``; that null is dropped again where the caller's schema does
+not admit null for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vance_cli.errors import InvalidSchema
+from vance_cli.llm.base import Capabilities
+from vance_cli.llm.output.anthropic import ANTHROPIC
+from vance_cli.llm.output.gemini import GEMINI
+from vance_cli.llm.output.openai import OPENAI, schema_name
+from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
+from vance_cli.llm.output.walker import Family, NotStrict, transform
+from vance_cli.schema.check import MAX_SCHEMA_DEPTH, json_depth
+from vance_cli.schema.nodes import make_nullable
+from vance_cli.schema.refs import (
+    RESERVED_DEF,
+    def_of,
+    prepare_schema,
+    reachable,
+    refs_in,
+    rewrite_refs,
+)
+
+RESULT_KEY = "result"
+NEED_KEY = "_need"
+TARGET_DEF = RESERVED_DEF  # the envelope's target, when refs point back at it
+NEED_SCHEMA = {
+    "type": ["string", "null"],
+    "description": "null when the input has everything; else a short description of what is missing",
+}
+
+
+def family_for(capabilities: Capabilities) -> Family:
+    """The family's rules; an openai-compatible server that claims strict mode gets OpenAI's."""
+    family = capabilities.family
+    if family == "openai":
+        return OPENAI
+    if family == "anthropic":
+        return ANTHROPIC
+    if family == "gemini":
+        return GEMINI
+    return OPENAI if capabilities.strict_json_schema else PASSTHROUGH
+
+
+def format_chain(capabilities: Capabilities) -> list[str]:
+    """The response formats to try, best first: json_schema → json_object → schema in the prompt."""
+    chain = []
+    if capabilities.json_schema:
+        chain.append("json_schema")
+    if capabilities.json_object:
+        chain.append("json_object")
+    chain.append("prompt")
+    return chain
+
+
+@dataclass
+class ProviderPlan:
+    """How one request asks for the output, and how to read the reply back."""
+
+    mode: str  # "json_schema" | "json_object" | "prompt"
+    strict: bool
+    envelope: bool  # the reply is {"result": ..., "_need": ...}
+    schema: dict[str, Any] | None  # provider-side schema (json_schema mode only)
+    response_format: dict[str, Any] | None
+    downgrades: list[str] = field(default_factory=list)
+    nulls_injected: bool = False
+    family: str = "other"
+
+    @property
+    def label(self) -> str:
+        return f"{self.mode}:strict" if self.mode == "json_schema" and self.strict else self.mode
+
+
+def _is_plain_object(node: Any) -> bool:
+    return (
+        isinstance(node, dict)
+        and node.get("type") == "object"
+        and not ({"anyOf", "oneOf", "allOf", "$ref"} & node.keys())
+    )
+
+
+def _fix_unresolvable(provider: dict[str, Any], downgrades: list[str]) -> dict[str, Any]:
+    """Replace refs that do not resolve inside the provider schema (external or broken) by `{}`."""
+    defs = provider.get("$defs") if isinstance(provider.get("$defs"), dict) else {}
+    bad: list[str] = []
+
+    def ok(ref: str) -> bool:
+        name = def_of(ref)
+        return ref == "#" or (name is not None and name in defs)
+
+    if all(ok(r) for r in refs_in(provider)):
+        return provider
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            if isinstance(node.get("$ref"), str) and not ok(node["$ref"]):
+                bad.append(node["$ref"])
+                return {k: fix(v) for k, v in node.items() if k != "$ref"}
+            return {k: (v if k in ("enum", "const") else fix(v)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    fixed = fix(provider)
+    for ref in dict.fromkeys(bad):
+        downgrades.append(f"$ref {ref}: not resolvable inside the schema; sent unconstrained (checked locally)")
+    return fixed
+
+
+def _envelope(target: Any, allow_need: bool, defs: dict[str, Any] | None) -> dict[str, Any]:
+    """``{"result": target, "_need": ...}`` as one closed object (every family takes it)."""
+    props: dict[str, Any] = {RESULT_KEY: make_nullable(target) if allow_need else target}
+    if allow_need:
+        props[NEED_KEY] = dict(NEED_SCHEMA)
+    provider: dict[str, Any] = {
+        "type": "object",
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+    if defs:
+        provider["$defs"] = defs
+    return provider
+
+
+def _assemble(body: Any, defs: dict[str, Any], *, allow_need: bool) -> tuple[dict[str, Any], bool]:
+    """(provider schema, envelope) from the walked body and definitions."""
+    defs = {n: defs[n] for n in reachable(body, defs)} if defs else {}
+    envelope = allow_need or not _is_plain_object(body)
+    if not envelope:
+        return ({**body, "$defs": defs} if defs else dict(body)), False
+    if not isinstance(body, dict):
+        body = {} if body is True else {"not": {}}
+    if "#" in refs_in(body) | refs_in(list(defs.values())):
+        # Refs to the target itself (recursion to "#"): keep the target addressable as a def.
+        to_target = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
+        body = rewrite_refs(body, to_target)
+        defs = {k: rewrite_refs(v, to_target) for k, v in defs.items()}
+        defs[TARGET_DEF] = body
+        body = {"$ref": f"#/$defs/{TARGET_DEF}"}
+    return _envelope(body, allow_need, defs), True
+
+
+def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, list[str]]:
+    """(provider schema, envelope, notes) for a family that takes the caller's schema as written."""
+    from vance_cli.schema.dialects import upgrade
+
+    body = upgrade(schema)
+    body = {k: v for k, v in body.items() if k not in ("$schema", "$id")} if isinstance(body, dict) else body
+    notes: list[str] = []
+    body = relax_negations(body, "", notes)
+    envelope = allow_need or not _is_plain_object(body)
+    if not envelope:
+        return body, False, notes
+    if not isinstance(body, dict):
+        body = {} if body is True else {"not": {}}
+    defs = body.get("$defs") if isinstance(body.get("$defs"), dict) else None
+    inner = {k: v for k, v in body.items() if k != "$defs"}
+    to_target = lambda r: f"#/$defs/{TARGET_DEF}" + r[1:] if r.startswith("#") and not r.startswith("#/$defs/") else r  # noqa: E731
+    if any(to_target(r) != r for r in refs_in(inner) | refs_in(list((defs or {}).values()))):
+        # Refs into the target itself (recursion, or pointers into it): keep it addressable.
+        inner = rewrite_refs(inner, to_target)
+        defs = {**{k: rewrite_refs(v, to_target) for k, v in (defs or {}).items()}, TARGET_DEF: inner}
+        inner = {"$ref": f"#/$defs/{TARGET_DEF}"}
+    return _envelope(inner, allow_need, defs), True, notes
+
+
+def build_plan(
+    schema: dict[str, Any] | bool,
+    capabilities: Capabilities,
+    *,
+    mode: str = "json_schema",
+    allow_need: bool = False,
+    require_strict: bool = True,
+    name: str = "output",
+) -> ProviderPlan:
+    """The request shape for one response format; the caller's schema is never modified.
+
+    InvalidSchema for a schema nested deeper than check_schema allows (the walk recurses per level)."""
+    family = family_for(capabilities)
+    depth = json_depth(schema)
+    if depth > MAX_SCHEMA_DEPTH:
+        raise InvalidSchema(
+            f"the schema nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are supported",
+            hint='move nested parts into "$defs" and point at them with "$ref"',
+        )
+    if mode != "json_schema":
+        # No provider schema: the prompt carries the exact schema. json_object replies must be
+        # objects, so a non-object target still travels inside the envelope.
+        envelope = not _is_plain_object(schema)
+        return ProviderPlan(
+            mode=mode,
+            strict=False,
+            envelope=envelope,
+            schema=None,
+            response_format={"type": "json_object"} if mode == "json_object" else None,
+            downgrades=[f"(schema): not enforced by the provider ({mode}); checked locally"],
+            family=family.name,
+        )
+
+    if family.passthrough:
+        provider, envelope, notes = _assemble_as_written(schema, allow_need=allow_need)
+        return _plan(provider, False, envelope, notes, False, family, name)
+
+    prepared = prepare_schema(schema)
+    want_strict = bool(require_strict and capabilities.strict_json_schema)
+    downgrades: list[str] = []
+    if want_strict:
+        why: NotStrict | None = None
+        for inline in (True, False):
+            try:
+                body, defs, t = transform(prepared, family, True, inline_annotated=inline)
+                provider, envelope = _assemble(body, defs, allow_need=allow_need)
+                notes: list[str] = []
+                provider = family.finish(provider, notes)
+                provider = _fix_unresolvable(provider, notes)
+                return _plan(provider, True, envelope, t.summary() + notes, t.nulls_injected, family, name)
+            except NotStrict as exc:
+                why = why or exc
+                # A limit may pass when refs are not inlined: only families without $ref siblings inline them.
+                if not exc.limit or not inline or family.ref_siblings:
+                    break
+                why = exc
+        assert why is not None
+        downgrades.append(f"strict output off: {why.where} is {why.why}")
+    body, defs, t = transform(prepared, family, False)
+    provider, envelope = _assemble(body, defs, allow_need=allow_need)
+    provider = _fix_unresolvable(provider, downgrades)
+    return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
+
+
+def _plan(
+    provider: Any, strict: bool, envelope: bool, downgrades: list[str], nulls: bool, family: Family, name: str
+) -> ProviderPlan:
+    # _fix_unresolvable may have appended its notes before the walk's lines; keep the strict line first.
+    downgrades.sort(key=lambda line: 0 if line.startswith("strict output off:") else 1)
+    response_format = {
+        "type": "json_schema",
+        "json_schema": {"name": schema_name(name), "schema": provider, "strict": strict},
+    }
+    return ProviderPlan(
+        mode="json_schema",
+        strict=strict,
+        envelope=envelope,
+        schema=provider,
+        response_format=response_format,
+        downgrades=downgrades,
+        nulls_injected=nulls,
+        family=family.name,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The way back.
+
+
+def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
+    """Drop ``null`` values of optional properties whose own schema does not admit null.
+
+    Those are exactly the nulls OpenAI strict mode forces for absent optional fields; a null the
+    caller's schema allows (or a required one) is kept so local validation sees the real output.
+    Properties that only ``then``/``else``/``dependentSchemas``/``allOf`` branches declare count
+    as declared, because the provider schema declares them too.
+    """
+    from vance_cli.schema.reasons import make_validator
+
+    del validator  # the caller's validator knows the caller's refs; these are the prepared ones
+    prepared = prepare_schema(schema)
+    defs = prepared.defs
+    to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
+    if prepared.check_defs is None:
+        prepared.check_defs = {k: rewrite_refs(v, to_root) for k, v in defs.items()}
+        prepared.check_defs[TARGET_DEF] = rewrite_refs(prepared.body, to_root)
+    check_defs = prepared.check_defs
+    validators: dict[int, Any] = {}
+
+    target = prepared.target
+
+    def allows(sub: Any, value: Any) -> bool:
+        """Whether ``sub`` (a node of the prepared schema) accepts ``value``."""
+        v = validators.get(id(sub))
+        if v is None:
+            body = rewrite_refs(sub, to_root)
+            root = {"$defs": check_defs, **body} if isinstance(body, dict) else body
+            v = validators[id(sub)] = make_validator(root)
+        try:
+            return v.is_valid(value)
+        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
+            return True
+
+    def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
+        """Property → schemas, and the required names, of a node and what it combines."""
+        props: dict[str, list[Any]] = {}
+        required: set[str] = set()
+        if not isinstance(node, dict) or depth > 12:
+            return props, required
+        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+            props.setdefault(name, []).append(sub)
+        if isinstance(node.get("required"), list):
+            required |= {r for r in node["required"] if isinstance(r, str)}
+        parts = []
+        if isinstance(node.get("$ref"), str):
+            t = target(node["$ref"])
+            if t is not None:
+                parts.append((t, True))
+        parts += [(s, True) for s in node.get("allOf", []) if isinstance(node.get("allOf"), list)]
+        parts += [(node.get(k), False) for k in ("then", "else")]
+        parts += (
+            [(s, False) for s in (node.get("dependentSchemas") or {}).values()]
+            if isinstance(node.get("dependentSchemas"), dict)
+            else []
+        )
+        for sub, always in parts:
+            p, r = declared(sub, depth + 1)
+            for k, s in p.items():
+                props.setdefault(k, []).extend(s)
+            if always:
+                required |= r
+        return props, required
+
+    def strip(value: Any, node: Any, depth: int, seen: set[int]) -> Any:
+        # ``seen`` holds the schema nodes already applied at this data level: a `$ref` cycle
+        # (e.g. anyOf [{"$ref": "#"}, ...]) is followed once per level, never exponentially.
+        if depth > 64 or not isinstance(node, dict) or id(node) in seen:
+            return value
+        seen.add(id(node))
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            t = target(ref)
+            if t is not None:
+                value = strip(value, t, depth + 1, seen)
+        for sub in node.get("allOf", []) if isinstance(node.get("allOf"), list) else []:
+            value = strip(value, sub, depth + 1, seen)
+        for key in ("anyOf", "oneOf"):
+            alts = node.get(key)
+            if isinstance(alts, list):
+                for alt in alts:
+                    candidate = strip(_copy(value), alt, depth + 1, seen)
+                    if candidate != value and allows(alt, candidate):
+                        value = candidate
+                        break
+        if isinstance(value, dict):
+            props, required = declared(node)
+            out = {}
+            for key, item in value.items():
+                subs = props.get(key)
+                if item is None and subs and key not in required and not any(allows(s, None) for s in subs):
+                    continue
+                if subs and len(subs) == 1:
+                    out[key] = strip(item, subs[0], depth + 1, set())
+                else:
+                    out[key] = item
+            value = out
+        elif isinstance(value, list):
+            prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else []
+            items = node.get("items")
+            value = [strip(x, prefix[i] if i < len(prefix) else items, depth + 1, set()) for i, x in enumerate(value)]
+        return value
+
+    return strip(data, prepared.body, 0, set())
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value

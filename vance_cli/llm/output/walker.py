@@ -1,0 +1,468 @@
+"""The shared walk: a caller's prepared schema turned into what one provider family can be sent.
+
+The rule every family keeps: **the provider schema never excludes an answer the caller's schema
+accepts** (apart from keys no schema declares, which closed objects do not produce; that is
+reported). What a family cannot enforce is removed (a relaxation, reported as a *downgrade*, still
+checked locally, its value appended to the node's ``description`` so the model can still follow
+it); what cannot be relaxed raises ``NotStrict`` and strict mode goes off, with the reason.
+
+The walk is the same for every family; a ``Family`` (one subclass per module: openai.py,
+anthropic.py, gemini.py, other.py) says which keywords and values it takes and how strict mode
+shapes a node. In strict mode every object is closed (``additionalProperties: false``, reported
+when the caller's schema left it open) and typed; where the family wants it (OpenAI), every
+property is required (optional ones become unions with ``null``), a ``$ref`` never has sibling
+keywords (the target is inlined, or the annotations dropped when it is recursive), and
+multi-type ``type`` lists are split into alternatives. Everywhere: ``oneOf`` becomes ``anyOf``
+where it is not taken, ``allOf`` (also with ``$ref``) is merged where it is not taken, keywords
+beside an ``anyOf`` are distributed into the alternatives in strict mode, and the properties that
+removed branches (``if/then/else``, ``dependentSchemas``, unmerged parts) declare stay as
+optional properties.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Merger, Stack, ptr
+from vance_cli.schema.nodes import (
+    ASSERTING,
+    LIST_KEYS,
+    MAP_KEYS,
+    ONE_KEYS,
+    VALUE_KEYS,
+    asserting,
+    json_equal,
+    json_type,
+    make_nullable,
+    node_types,
+    one_or_list,
+    prune_for_types,
+    types_of_values,
+)
+from vance_cli.schema.refs import Prepared, def_of, is_recursive, reachable, refs_in
+
+# What every family takes.
+BASE_KEYWORDS = frozenset(
+    {"type", "enum", "required", "properties", "items", "anyOf", "$ref", "$defs", "additionalProperties"}
+)
+
+
+class NotStrict(Exception):
+    """Strict mode cannot express this schema without excluding valid answers (or breaks a limit)."""
+
+    def __init__(self, where: str, why: str, *, limit: bool = False) -> None:
+        super().__init__(f"{where}: {why}")
+        self.where = where
+        self.why = why
+        self.limit = limit  # a schema-wide limit (may pass when refs are not inlined)
+
+
+class Family:
+    """What one provider family enforces; the walk removes (and reports) anything else.
+
+    Subclassed once per family module, beside the provider's documentation it follows.
+    """
+
+    name = "other"
+    supported: frozenset[str] = frozenset()
+    formats: frozenset[str] | None = None  # None: every format passes through
+    const_to_enum = False
+    all_required = False  # every property required, optional → nullable (OpenAI strict)
+    recursion_ok = True
+    ref_siblings = True  # False: a $ref node may carry no other keyword (OpenAI)
+    single_types = False  # True: `type` is one name or [name, "null"]; other lists become anyOf
+    passthrough = False  # send the caller's schema as written (other.py)
+
+    def value_ok(self, key: str, value: Any) -> bool:
+        """Whether a plain constraint (a value, not a subschema) can be sent to this family."""
+        if key not in self.supported:
+            return False
+        if key == "format" and self.formats is not None:
+            return value in self.formats
+        return True
+
+    def finish(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+        """Schema-wide rules on the final strict schema (OpenAI's limits); NotStrict to turn strict off."""
+        return provider
+
+
+# ---------------------------------------------------------------------------------------------
+# The walk.
+
+
+def _object_structure(node: dict[str, Any]) -> bool:
+    return bool(
+        {"properties", "required", "additionalProperties", "patternProperties"} & node.keys()
+    ) or "object" in node_types(node)
+
+
+class Walker(Merger):
+    """One walk over a prepared schema for one family, strict or not; collects the downgrades."""
+
+    def __init__(self, family: Family, strict: bool, prepared: Prepared, *, inline_annotated: bool = True) -> None:
+        super().__init__(prepared)
+        self.family = family
+        self.strict = strict
+        self.inline_annotated = inline_annotated
+        self.closed: list[str] = []  # pointers of objects closed here (one summary line)
+        self.nulls_injected = False
+        self.refs: set[str] = set()
+
+    def lost(self, parts: tuple[str, ...], keyword: str) -> None:
+        self.note(parts, f"{keyword} removed (not enforced by {self.family.name}; checked locally)")
+
+    def summary(self) -> list[str]:
+        lines = list(self.downgrades)
+        if self.closed:
+            closed = sorted(dict.fromkeys(self.closed), key=lambda p: (p != "(root)", p))
+            shown = ", ".join(closed[:8]) + (f" and {len(closed) - 8} more" if len(closed) > 8 else "")
+            lines.append(
+                f"{shown}: additionalProperties set to false (keys the schema does not declare are not produced)"
+            )
+        return lines
+
+    # -- the walk ---------------------------------------------------------------------------------
+
+    def walk(self, node: Any, parts: tuple[str, ...], stack: Stack = ()) -> Any:
+        if isinstance(node, bool):
+            if self.strict and node is True:
+                raise NotStrict(ptr(parts), "a schema that allows any value, which strict mode cannot express")
+            if self.strict and node is False:
+                raise NotStrict(ptr(parts), "a `false` schema, which strict mode cannot express")
+            return node
+        if not isinstance(node, dict):
+            return node
+        node = {k: v for k, v in node.items() if k not in ("$defs", "definitions")}
+        sup = self.family.supported
+        folds: list[Any] = []
+
+        # A $ref beside other keywords means both apply (2020-12): merge them like allOf.
+        ref = node.get("$ref")
+        if isinstance(ref, str) and len(node) > 1:
+            others = asserting(node) - {"$ref"}
+            if others or (not self.family.ref_siblings and self.inline_annotated):
+                rest = {k: v for k, v in node.items() if k != "$ref"}
+                node = {**rest, "allOf": [{"$ref": ref}] + list(rest.get("allOf") or [])}
+            elif not self.family.ref_siblings:
+                node = {"$ref": ref}  # the target holds its own annotations
+        if isinstance(node.get("allOf"), list) and ("allOf" not in sup or _contains_ref(node["allOf"])):
+            base = {k: v for k, v in node.items() if k != "allOf"}
+            node, stack, more = self.merge([base, *node["allOf"]], parts, stack)
+            folds += more
+            if isinstance(node.get("$ref"), str) and len(node) > 1 and not self.family.ref_siblings:
+                node = {"$ref": node["$ref"]}
+        if "oneOf" in node and "oneOf" not in sup:
+            alts = node.pop("oneOf")
+            if "anyOf" not in node and isinstance(alts, list):
+                node["anyOf"] = alts
+                self.note(parts, "oneOf relaxed to anyOf (exactly-one checked locally)")
+            elif isinstance(alts, list) and isinstance(node.get("anyOf"), list):
+                node, stack, more = self.merge(
+                    [{k: v for k, v in node.items() if k not in ("anyOf",)}, {"anyOf": node["anyOf"]}, {"anyOf": alts}],
+                    parts,
+                    stack,
+                )
+                folds += more
+                self.note(parts, "oneOf relaxed to anyOf (exactly-one checked locally)")
+            else:
+                self.lost(parts, "oneOf")
+        if "const" in node and self.family.const_to_enum:
+            const = node.pop("const")
+            # const and enum both apply: their intersection, or const alone (a superset) when empty.
+            node["enum"] = [const]
+        if isinstance(node.get("enum"), list) and "type" not in node and node["enum"] and self.strict:
+            node["type"] = one_or_list(types_of_values(node["enum"]))
+
+        # Keywords for types the value cannot have constrain nothing.
+        types = node_types(node)
+        if isinstance(node.get("type"), list) and len(set(types)) == 1:
+            node["type"] = types[0]
+        if types:
+            node = prune_for_types(node, types)
+            if isinstance(node.get("enum"), list):
+                # type and enum both apply: only the values of an allowed type can occur.
+                fitting = [
+                    v
+                    for v in node["enum"]
+                    if json_type(v) in types or (json_type(v) == "integer" and "number" in types)
+                ]
+                if len(fitting) != len(node["enum"]):
+                    node = {**node, "enum": fitting} if fitting else {k: v for k, v in node.items() if k != "enum"}
+            if self.family.single_types and "enum" in node and {"object", "array"} & set(types):
+                node = {k: v for k, v in node.items() if k != "enum"}
+                self.lost(parts, "enum of objects or arrays")
+
+        if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
+            spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
+            if spread:
+                return self._distribute(node, spread, parts, stack, folds)
+        if (
+            self.strict
+            and self.family.single_types
+            and len([t for t in types if t != "null"]) > 1
+            and "anyOf" not in node
+        ):
+            return self._split_types(node, types, parts, stack)
+
+        # Removed branches must not take away the properties they declare.
+        closing = (self.strict and (_object_structure(node) or folds)) or node.get("additionalProperties") is False
+        for key in ("if", "then", "else", "dependentSchemas"):
+            if key in node and key not in sup:
+                value = node.pop(key)
+                self.lost(parts, key)
+                if key != "if":
+                    folds.append({key: value})
+        if (
+            isinstance(node.get("prefixItems"), list)
+            and "prefixItems" not in sup
+            and isinstance(node.get("items"), (dict, bool))
+        ):
+            # Without prefixItems, `items` would apply to the leading items too: let those pass.
+            node = dict(node)
+            if node["items"] is False:
+                node["items"] = {"anyOf": list(node["prefixItems"])}
+                if not isinstance(node.get("maxItems"), int) or node["maxItems"] > len(node["prefixItems"]):
+                    node["maxItems"] = len(node["prefixItems"])
+            else:
+                node["items"] = {"anyOf": [node["items"], *node["prefixItems"]]}
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, dict) and patterns and "patternProperties" not in sup:
+            extra = node.get("additionalProperties")
+            if self.strict and not node.get("properties"):
+                raise NotStrict(
+                    ptr(parts),
+                    "an object whose keys are only given by patterns (strict mode needs its properties declared)",
+                )
+            if not self.strict and extra is not None and extra is not True:
+                # Keys matching a pattern must stay allowed once the patterns are gone.
+                allowed = [s for s in patterns.values()] + ([] if extra is False else [extra])
+                node = dict(node)
+                node["additionalProperties"] = allowed[0] if len(allowed) == 1 else {"anyOf": allowed}
+        if closing and folds:
+            node = self.fold(node, folds, stack)
+        if self.strict and isinstance(node.get("required"), list):
+            node = self._declare_required(node, parts)
+
+        out: dict[str, Any] = {}
+        moved: list[str] = []
+        for key, value in node.items():
+            if key in KEEP_ANNOTATIONS:
+                if isinstance(value, str):
+                    out[key] = value
+            elif key in ("$ref", "$dynamicRef"):
+                if key == "$ref" and isinstance(value, str):
+                    out["$ref"] = value
+                    self.refs.add(value)
+                else:
+                    self.lost(parts, key)
+            elif key == "type":
+                out["type"] = value
+            elif key == "enum":
+                if isinstance(value, list):
+                    out["enum"] = value
+            elif key == "const":
+                out["const"] = value
+            elif key == "required":
+                if isinstance(value, list):
+                    out["required"] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
+            elif key in MAP_KEYS:
+                if key not in sup or key in ("$defs", "definitions"):
+                    if key not in ("$defs", "definitions"):
+                        self.lost(parts, key)
+                    continue
+                if isinstance(value, dict):
+                    out[key] = {k: self.walk(v, parts + (key, k), stack) for k, v in value.items()}
+            elif key in LIST_KEYS:
+                if key not in sup:
+                    self.lost(parts, key)
+                    continue
+                if isinstance(value, list):
+                    out[key] = [self.walk(v, parts + (key, str(i)), stack) for i, v in enumerate(value)]
+            elif key in ONE_KEYS:
+                if key not in sup:
+                    self.lost(parts, key)
+                    continue
+                if key == "additionalProperties" and isinstance(value, bool):
+                    out[key] = value
+                elif key == "additionalProperties" and self.strict:
+                    out[key] = value  # closed below; never sent
+                else:
+                    out[key] = self.walk(value, parts + (key,), stack)
+            elif key in VALUE_KEYS:
+                if self.family.value_ok(key, value):
+                    out[key] = value
+                else:
+                    self.lost(parts, f"{key}")
+                    moved.append(f"{key}={json.dumps(value, ensure_ascii=False)}")
+            # else: an annotation or unknown word; dropped silently
+
+        if moved:
+            hint = "Constraints: " + "; ".join(moved) + "."
+            out["description"] = f"{out['description']} {hint}" if out.get("description") else hint
+        if self.strict:
+            self._strict_node(out, parts)
+        if "$ref" in out and len(out) > 1 and not self.family.ref_siblings:
+            out = {"$ref": out["$ref"]}
+        return out
+
+    def _distribute(
+        self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: Stack, folds: list[Any]
+    ) -> dict[str, Any]:
+        """Keywords beside an anyOf, moved into each alternative (exact: A ∧ (B ∨ C) = (A ∧ B) ∨ (A ∧ C))."""
+        out: dict[str, Any] = {k: v for k, v in node.items() if k in KEEP_ANNOTATIONS and isinstance(v, str)}
+        alts = []
+        for i, alt in enumerate(node["anyOf"]):
+            here = parts + ("anyOf", str(i))
+            merged, inlined, more = self.merge([spread, alt], here, stack)
+            if folds or more:
+                merged = self.fold(merged, folds + more, inlined)
+            alts.append(self.walk(merged, here, inlined))
+        unique: list[Any] = []
+        for alt in alts:
+            if not any(json_equal(alt, u) for u in unique):
+                unique.append(alt)
+        if len(unique) == 1:
+            single = dict(unique[0])
+            for k, v in out.items():
+                single.setdefault(k, v)
+            if "$ref" in single and len(single) > 1 and not self.family.ref_siblings:
+                single = {"$ref": single["$ref"]}
+            return single
+        out["anyOf"] = unique
+        return out
+
+    def _split_types(
+        self, node: dict[str, Any], types: list[str], parts: tuple[str, ...], stack: Stack
+    ) -> dict[str, Any]:
+        """A multi-type node as an anyOf of single-type nodes (each with its type's keywords)."""
+        out: dict[str, Any] = {k: v for k, v in node.items() if k in KEEP_ANNOTATIONS and isinstance(v, str)}
+        rest = {k: v for k, v in node.items() if k not in KEEP_ANNOTATIONS and k != "type"}
+        alts = []
+        for t in types:
+            alt = prune_for_types({**rest, "type": t}, [t])
+            if isinstance(alt.get("enum"), list):
+                alt["enum"] = [
+                    v for v in alt["enum"] if json_type(v) == t or (t == "number" and json_type(v) == "integer")
+                ]
+                if not alt["enum"]:
+                    continue
+            alts.append(self.walk(alt, parts, stack))
+        if not alts:  # no value satisfies the caller's schema; any superset will do
+            alts.append(
+                self.walk(
+                    prune_for_types({k: v for k, v in rest.items() if k != "enum"} | {"type": types[0]}, types[:1]),
+                    parts,
+                    stack,
+                )
+            )
+        if len(alts) == 1:
+            return {**alts[0], **{k: v for k, v in out.items() if k not in alts[0]}}
+        out["anyOf"] = alts
+        return out
+
+    def _declare_required(self, node: dict[str, Any], parts: tuple[str, ...]) -> dict[str, Any]:
+        """A required key without a `properties` entry gets the schema that governs it, so a
+        closed object can still hold it."""
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        missing = [r for r in node["required"] if isinstance(r, str) and r not in props]
+        if not missing:
+            return node
+        props = dict(props)
+        patterns = node.get("patternProperties") if isinstance(node.get("patternProperties"), dict) else {}
+        extra = node.get("additionalProperties")
+        for name in missing:
+            schema = None
+            for pattern, sub in patterns.items():
+                try:
+                    if re.search(pattern, name):
+                        schema = sub
+                        break
+                except re.error:
+                    continue
+            if schema is None and isinstance(extra, dict):
+                schema = extra
+            if schema is None:
+                if extra is False:
+                    continue  # required but forbidden: nothing satisfies the caller's schema either
+                raise NotStrict(ptr(parts), f"an object that requires {name!r} without declaring its schema")
+            props[name] = schema
+        return {**node, "properties": props}
+
+    def _strict_node(self, out: dict[str, Any], parts: tuple[str, ...]) -> None:
+        """OpenAI/Anthropic strict: closed objects, typed values; optional → nullable for OpenAI."""
+        types = node_types(out)
+        if not types and "properties" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
+            types = ["object"]
+            out["type"] = "object"
+            self.note(parts, "treated as an object (the schema has properties but no type)")
+        if not types and "items" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
+            types = ["array"]
+            out["type"] = "array"
+            self.note(parts, "treated as an array (the schema has items but no type)")
+        if not (types or {"anyOf", "$ref", "enum", "const"} & out.keys()):
+            if "additionalProperties" in out:
+                raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")
+            raise NotStrict(ptr(parts), "a value without a type, which strict mode cannot express")
+        if "object" in types or "properties" in out:
+            props = out.get("properties")
+            if not isinstance(props, dict):
+                props = {}
+            if not props and out.get("additionalProperties") is not False:
+                raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")
+            out["properties"] = props
+            if out.get("additionalProperties") is not False:
+                self.closed.append(ptr(parts))
+                out["additionalProperties"] = False
+            if self.family.all_required:
+                required = [r for r in out.get("required", []) if r in props]
+                for key in props:
+                    if key not in required:
+                        props[key] = make_nullable(props[key])
+                        self.nulls_injected = True
+                out["required"] = list(props)
+            elif "required" in out:
+                out["required"] = [r for r in out["required"] if r in props]
+        if "array" in types and "items" not in out and "prefixItems" not in out:
+            raise NotStrict(ptr(parts), "an array whose items are unconstrained")
+
+
+def _contains_ref(node: Any) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if "$ref" in n:
+                return True
+            stack.extend(v for k, v in n.items() if k not in ("enum", "const"))
+        elif isinstance(n, list):
+            stack.extend(n)
+    return False
+
+
+def transform(
+    prepared: Prepared, family: Family, strict: bool, *, inline_annotated: bool = True
+) -> tuple[Any, dict[str, Any], Walker]:
+    """(body, reached definitions, the walker with its downgrades): ``prepared`` walked for ``family``."""
+    t = Walker(family, strict, prepared, inline_annotated=inline_annotated)
+    body = t.walk(prepared.body, (), ("#",))
+    defs: dict[str, Any] = {}
+    todo = list(reachable(body, prepared.defs))
+    done: set[str] = set()
+    while todo:
+        name = todo.pop(0)
+        if name in done:
+            continue
+        done.add(name)
+        defs[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
+        todo.extend(
+            n for n in map(def_of, refs_in(defs[name])) if n is not None and n in prepared.defs and n not in done
+        )
+    if strict:
+        if not family.recursion_ok and is_recursive(body, defs):
+            raise NotStrict("(root)", "a recursive schema, which this provider's strict mode does not accept")
+        for ref in sorted(refs_in(body) | refs_in(list(defs.values()))):
+            if ref != "#" and def_of(ref) not in defs:
+                raise NotStrict("(root)", f"a $ref ({ref}) that does not resolve inside the schema")
+    return body, defs, t
