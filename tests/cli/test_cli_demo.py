@@ -140,8 +140,8 @@ def test_on_a_terminal_the_benjy_part_runs_in_the_console(tmp_path, monkeypatch)
 
 def test_a_demo_part_that_does_not_go_as_scripted_fails_the_command(tmp_path, monkeypatch, capsys):
     # Found by review: with a check that never passes, the demo printed DONE and exited 0.
-    from vance_cli.demo import brain as demo_brain
     from vance_cli.cli import main
+    from vance_cli.demo import brain as demo_brain
 
     monkeypatch.setattr(demo_brain, "CHECK_SCRIPT", "raise SystemExit('always fails')\n")
     with pytest.raises(SystemExit) as exit_:

@@ -43,6 +43,13 @@ def skip_pydantic_plugins() -> None:
     function returning no plugins is put in its place, before pydantic first imports it. A test
     (tests/llm/test_lean_imports.py) checks that pydantic still calls it by that name.
 
+    Why not pydantic's documented switch alone: ``PYDANTIC_DISABLE_PLUGINS=__all__`` skips the
+    scan, but the loader still imports ``importlib.metadata`` at its top, 6-10 ms here. Measured
+    (2026-12-03, 2 cores, interleaved; the env var set in entry.py instead of this stand-in): one
+    headless turn ``chat -p hi`` 372 -> 378 ms CPU and 434 -> 454 ms wall (60 alternating runs each),
+    and bench_startup.py's ratio to the httpx floor 1.39/1.48/1.48 -> 1.54/1.45/1.53 (three
+    alternating runs each), past its 1.5 goal. The stand-in stays while that figure does.
+
     Called by the CLI's entry point only; code importing vance_cli as a library gets pydantic as is.
     """
     name = "pydantic.plugin._loader"
