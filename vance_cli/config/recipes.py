@@ -357,7 +357,7 @@ def _find_in(folder: Path, name: str) -> Path | None:
     return None
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
     return "/" in name or name.endswith(RECIPE_SUFFIXES)
 
 
@@ -366,7 +366,7 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
 
     A name that looks like a path (contains "/" or ends in .yaml/.yml) is read as that file.
     """
-    if _looks_like_path(name):
+    if looks_like_path(name):
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = scopes.cwd / path

@@ -1,10 +1,11 @@
 """Folder trust: a project's `.vance/` may send keys elsewhere or widen tools only once the user trusts it.
 
-A cloned repository brings its own `.vance/`. Its harmless settings (the default model, timeouts,
-schemas) always apply; the ones that can send the user's keys and conversation to another server
+A cloned repository brings its own `.vance/`. Its harmless settings (timeouts, schemas) always
+apply; the ones that can send the user's keys and conversation to another server
 or give the model more power apply only in a folder the user trusted:
 
-- ``[model] api_base``, ``api_key``, ``transport``; every ``[models."..."]`` table;
+- ``[model] default``, ``api_base``, ``api_key``, ``transport``; every ``[models."..."]`` table and
+  every alias (``[aliases]``): they choose the model, and ``scripted:FILE`` is a brain the folder ships;
 - ``[structure] model`` and ``schemaBuilderModel`` (the schemas' models);
 - ``[exec]`` (the command sandbox, its network and environment);
 - the project recipes (``.vance/recipes/``), and with them the tools they add.
@@ -42,13 +43,16 @@ if TYPE_CHECKING:
 
 TRUST_FILE = "trusted.json"
 # Vance's own state in a project scope: written at every turn, not configuration.
-STATE_DIRS = frozenset({"processes", "data"})
+STATE_DIRS = frozenset({"processes", "data", "workspaces"})  # workspaces: `--target NAME`
 RECIPE_SUFFIXES = (".yaml", ".yml")
 
 # Project-scope settings that apply only in a trusted folder: table -> keys (None: the whole table).
 RESTRICTED: dict[str, tuple[str, ...] | None] = {
-    "model": ("api_base", "api_key", "transport"),
+    # model.default and [aliases] choose the model, and a model string may name a brain
+    # (``scripted:FILE``) that the folder ships: that drives the chat as much as api_base does.
+    "model": ("default", "api_base", "api_key", "transport"),
     "models": None,
+    "aliases": None,
     "structure": ("model", "schemaBuilderModel"),
     "exec": None,
 }
