@@ -117,6 +117,8 @@ def register(app: typer.Typer) -> None:
                 raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path") from exc
             try:
                 schema = json.loads(raw)
+            except RecursionError as exc:
+                raise InvalidSchema(f"schema file {file} is nested too deeply", hint=f"fix the JSON in {file}") from exc
             except ValueError as exc:
                 raise InvalidSchema(f"schema file {file} is not valid JSON: {exc}", hint=f"fix the JSON in {file}") from exc
             manual_text = None

@@ -219,6 +219,8 @@ def load_script(path: str | Path) -> Script:
         raw_text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"scripted model: script file {file} not found", hint="check the path after 'scripted:'") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"scripted model: script file {file} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from exc
     except OSError as exc:
         raise ConfigError(f"scripted model: cannot read script file {file}: {exc}", hint="check the path after 'scripted:'") from exc
     try:
@@ -230,6 +232,8 @@ def load_script(path: str | Path) -> Script:
             data = yaml.safe_load(raw_text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"script file {file}: invalid JSON at line {exc.lineno}: {exc.msg}", hint=hint) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"script file {file}: nested too deeply", hint=hint) from exc
     except Exception as exc:  # yaml.YAMLError: line and column are in its text
         raise ConfigError(f"script file {file}: invalid YAML: {' '.join(str(exc).split())}", hint=hint) from exc
     if isinstance(data, list):
