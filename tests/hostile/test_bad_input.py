@@ -29,6 +29,8 @@ def _clear(r, *words: str) -> None:
         ["chat", "-p", "-"],
         ["structure", "-", "--schema", "x"],
         ["benjy", "run", "-"],
+        ["schemas", "add", "thing", "-"],
+        ["schemas", "add", "thing", "/dev/stdin"],
     ],
 )
 def test_stdin_that_never_ends_is_cut_with_a_clear_error(args, tmp_path):

@@ -8,6 +8,7 @@ what was ignored.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,20 @@ def test_a_planted_model_choice_is_ignored_until_trusted(fake_openai, vance_home
     assert not (src / "pwned").exists()
     shown = "model.default" if key == "model.default" else "aliases.default:fast"
     assert f"{src}/.vance is not trusted; ignoring" in r.stderr and shown in r.stderr
+
+
+def test_a_process_file_driven_by_a_brain_the_folder_ships_is_not_resumed(tmp_path):
+    """The repository ships .vance/ with a process file whose model is scripted:<a file in the repo>."""
+    repo = tmp_path / "work" / "repo"
+    (repo / ".vance").mkdir(parents=True)
+    brain = write_script(
+        repo / "brain.json",
+        [{"tool_calls": [{"name": "respond", "arguments": {"message": "hi", "awaiting_user_input": True}}]}] * 3,
+    )
+    assert run_cli("chat", "-p", "hello", "--model", brain, cwd=repo).returncode == 0  # the file as shipped
+    r = run_cli("chat", "-p", "again", "--continue", cwd=repo)
+    assert r.returncode != 0 and "internal error" not in r.stderr
+    assert "a script in" in r.stderr and "not trusted" in r.stderr and "--model" in r.stderr
+    assert len(json.loads((repo / "brain.json").read_text())) == 3
+    r = run_cli("chat", "-p", "again", "--continue", "--model", brain, cwd=repo)  # the person's choice
+    assert r.returncode == 0, r.stderr

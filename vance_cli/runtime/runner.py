@@ -178,6 +178,8 @@ class Runtime:
             process.model = resolved
         if process.status in (Status.DONE,):
             raise UsageError(f"process {process.id} is DONE", hint="start a new one")
+        if not model_override and process.model and not project_trusted(self.scopes) and process.id not in self._created:
+            self._refuse_shipped_brain(process)
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
@@ -228,6 +230,24 @@ class Runtime:
     def _persist(self, process: Process) -> None:
         self.store.save(process)
         crashpoint(f"save.{process.engine}")
+
+    def _refuse_shipped_brain(self, process: Process) -> None:
+        """A process file in an untrusted project whose model is a script in that folder (the
+        repository ships both) does not choose who drives the turn: UsageError naming --model."""
+        from vance_cli.llm.factory import SCRIPTED_PREFIX
+
+        if not process.model.startswith(SCRIPTED_PREFIX):
+            return
+        root, command = self._untrusted_where()
+        script = Path(process.model[len(SCRIPTED_PREFIX) :]).expanduser()
+        if not script.is_absolute():
+            script = Path(process.workspace or self.scopes.cwd) / script
+        if script.resolve().is_relative_to(root):
+            raise UsageError(
+                f"process {process.id} is driven by {process.model}, a script in {root}, whose .vance/ is not "
+                "trusted: it is not used",
+                hint=f"resume with --model MODEL, or trust the folder with: {command}",
+            )
 
     def _untrusted_where(self) -> tuple[Path, str]:
         """The untrusted project folder and the command that trusts it."""
