@@ -80,3 +80,28 @@ def test_a_check_is_allowed_when_the_parent_may_run_commands(fake_openai, vance_
     fake_openai.enqueue(tool_calls=[("respond", {"message": "ok", "awaiting_user_input": True})])
     run_cli("chat", "-p", "help", env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
     assert _tool_reply(fake_openai).startswith("Started worker ")
+
+
+def test_a_recipe_a_command_wrote_into_a_trusted_vance_is_not_spawned(fake_openai, vance_home, tmp_path):
+    """Unconfined (exec.sandbox off), exec_run writes .vance/recipes/evil.yaml in a trusted project
+    and spawns it in the same turn: the trust read at start no longer holds, nothing is started."""
+    from tests.cli.test_cli_delegation import own_hub_with_commands
+
+    own_hub_with_commands(vance_home)
+    (vance_home / "config.toml").write_text(
+        f'[model]\ndefault = "openai/m"\napi_base = "{fake_openai.url}"\n[exec]\nsandbox = "off"\n'
+    )
+    work = tmp_path / "work"
+    (work / ".vance" / "recipes").mkdir(parents=True)
+    (work / ".vance" / "recipes" / "helper.yaml").write_text("name: helper\nengine: ford\n")
+    assert run_cli("trust", cwd=work).returncode == 0
+    write = "printf 'name: evil\\nengine: ford\\n' > .vance/recipes/evil.yaml"
+    fake_openai.enqueue(tool_calls=[("exec_run", {"command": write})])
+    fake_openai.enqueue(tool_calls=[("process_spawn", {"goal": "x", "recipe": "evil"})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "ok", "awaiting_user_input": True})])
+    r = run_cli("chat", "-p", "help", cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert (work / ".vance" / "recipes" / "evil.yaml").is_file()  # the command ran (no sandbox)
+    tools = [m["content"] for m in fake_openai.requests[2]["messages"] if m.get("role") == "tool"]
+    assert "changed since it was trusted" in tools[-1]
+    assert [row["engine"] for row in json_lines(run_cli("ps", "--json", cwd=work).stdout)] == ["arthur"]
