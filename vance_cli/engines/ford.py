@@ -174,12 +174,13 @@ class FordEngine(Engine):
             self._persist(process)
 
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
-        turn.iterations += 1
-        turn.store(process)
         request = ChatRequest(
             messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()],
             max_tokens=turn.max_tokens,
         )
+        self._check_fit(request)  # before the call is counted: a compacted chat gets it back
+        turn.iterations += 1
+        turn.store(process)
         if self.deps.stream:
             view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
             completion = await self.deps.model.stream(request, view.feed)
@@ -193,6 +194,17 @@ class FordEngine(Engine):
             UsageEvent(process.id, usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost)
         )
         return completion
+
+    def _check_fit(self, request: ChatRequest) -> None:
+        """A request that cannot fit the model's context window fails here, before it is sent
+        (ContextOverflow, exit 1), instead of as the server's 400 after the call."""
+        from vance_cli.llm.context import fit, overflow_error
+
+        model = self.deps.model
+        window = model.context_window
+        result = fit(request, window, model.max_tokens, model.name)
+        if not result.fits:
+            raise overflow_error(model.name, result.prompt_tokens, window or 0, result.budget or 0)
 
     def _request_messages(self, process: Process, recipe: Recipe) -> list[Message]:
         system = "\n\n".join(p for p in (recipe.systemPrompt, recipe.promptPrefix) if p)

@@ -63,6 +63,8 @@ class ScriptFile(BaseModel):
 
     replies: list[Any]
     capabilities: Capabilities | None = None
+    # Tokens of context, to test what does not fit (llm/context.py); None: not checked.
+    context_window: int | None = Field(default=None, ge=1)
 
     @field_validator("capabilities", mode="before")
     @classmethod
@@ -77,8 +79,15 @@ class ScriptFile(BaseModel):
 class Script(list):
     """The replies of a script file, plus the file's capabilities and path (ScriptedModel reads both)."""
 
-    def __init__(self, replies: Iterable[Any], capabilities: Capabilities | None = None, source: str | None = None):
+    def __init__(
+        self,
+        replies: Iterable[Any],
+        capabilities: Capabilities | None = None,
+        source: str | None = None,
+        context_window: int | None = None,
+    ):
         super().__init__(replies)
+        self.context_window = context_window
         self.capabilities = capabilities
         self.source = source
 
@@ -151,9 +160,11 @@ class ScriptedModel(ChatModel):
         replies: Iterable[Completion | str | dict | Callable[[ChatRequest], Any]] = (),
         name: str = "scripted",
         capabilities: Capabilities | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.name = name
         self.source: str | None = getattr(replies, "source", None)
+        self.context_window = context_window or getattr(replies, "context_window", None)
         file_caps = getattr(replies, "capabilities", None)
         self.capabilities = capabilities or file_caps or Capabilities()
         self._queue: deque[Any] = deque(replies)
@@ -257,4 +268,4 @@ def load_script(path: str | Path) -> Script:
             replies.append(Reply.model_validate(item))
         except ValidationError as exc:
             raise ConfigError(f"script file {file}: reply {number}: {_first_error(exc)}", hint=hint) from exc
-    return Script(replies, capabilities=script.capabilities, source=str(file))
+    return Script(replies, capabilities=script.capabilities, source=str(file), context_window=script.context_window)
