@@ -40,7 +40,8 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
-from vance_cli.llm.base import ChatRequest, Completion, Message, ToolCall
+from vance_cli.llm.base import ChatRequest, Completion
+from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
 from vance_cli.tools.base import MALFORMED, Tool, ToolResult

@@ -27,7 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vance_cli.errors import ConfigError, ModelError
-from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion, ToolCall, Usage
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion
+from vance_cli.messages import ToolCall, Usage
 
 
 class ToolCallReply(BaseModel):
