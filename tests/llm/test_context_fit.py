@@ -6,7 +6,8 @@ import json
 import time
 
 from tests.helpers import json_lines, run_cli
-from vance_cli.llm.base import ChatRequest, Message, ToolSpec
+from vance_cli.llm.base import ChatRequest, ToolSpec
+from vance_cli.messages import Message
 from vance_cli.llm.context import CHARS_PER_TOKEN, estimate_tokens, fit
 from vance_cli.llm.profile import build_profile
 
@@ -45,13 +46,21 @@ def _script(tmp_path, replies, window):
     return f"scripted:{path}"
 
 
-def test_a_resumed_chat_that_cannot_fit_is_an_error_before_any_call(tmp_path, vance_home):
-    # The script has an answer ready: had the request been sent, the turn would have printed it.
-    model = _script(tmp_path, [respond("first"), respond("never sent")], 4000)
+def _first_turn(tmp_path, vance_home, then):
+    """One turn that fits; then the script (read afresh by each command) holds the replies ``then``."""
+    model = _script(tmp_path, [respond("first")], 4000)
     r = run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
     assert r.returncode == 0, r.stderr
     pid = json_lines(r.stdout)[0]["process_id"]
     [path] = list(vance_home.rglob(f"{pid}.json"))
+    _script(tmp_path, then, 4000)
+    return model, pid, path
+
+
+def test_a_resumed_10000_message_chat_is_compacted_answers_and_shows_the_summary(tmp_path, vance_home):
+    model, pid, path = _first_turn(
+        tmp_path, vance_home, ["SUMMARY: the person asked 5000 questions about notes.md", respond("answer within")]
+    )
     data = json.loads(path.read_text())
     for i in range(5000):
         data["history"].append({"role": "user", "content": f"question {i}: what is in notes.md?"})
@@ -59,6 +68,17 @@ def test_a_resumed_chat_that_cannot_fit_is_an_error_before_any_call(tmp_path, va
     data["updated"] = time.time()
     path.write_text(json.dumps(data))
     r = run_cli("chat", "-p", "two", "--resume", pid, env={"VANCE_MODEL": model})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "answer within\n"
+    r = run_cli("show", pid)
+    assert "[summary of the earlier conversation, sent instead of it] SUMMARY: the person asked 5000" in r.stdout
+    assert "you: question 0: what is in notes.md?" in r.stdout  # the file keeps the whole history
+
+
+def test_a_request_that_still_cannot_fit_is_an_error_before_any_call(tmp_path, vance_home):
+    # The script has an answer ready: had the request been sent, the turn would have printed it.
+    model, pid, _ = _first_turn(tmp_path, vance_home, [respond("never sent")])
+    r = run_cli("chat", "-p", "x" * 30_000, "--resume", pid, env={"VANCE_MODEL": model})
     assert r.returncode == 1
     assert "does not fit its context window" in r.stderr and "nothing was sent" in r.stderr
     assert "/compact" in r.stderr

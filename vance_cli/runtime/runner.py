@@ -160,8 +160,16 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None, host: EngineHost | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do.
+    async def compact(self, process: Process) -> bool:
+        """Summarise the older turns of a chat now (``/compact``): False when nothing is left to
+        summarise. The engine is set up as for a turn (the same model, trust and tools)."""
+        return bool(await self.drive(process, compact=True))
+
+    async def drive(
+        self, process: Process, *, model_override: str | None = None, host: EngineHost | None = None, compact: bool = False
+    ) -> bool | None:
+        """Run the engine until the process waits for a person or has nothing left to do
+        (``compact``: only compact the chat's history, see ``compact``).
 
         ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
         that spawn children (Benjy) and the delegation tools reach it as ``deps.host``.
@@ -205,6 +213,8 @@ class Runtime:
             untrusted=untrusted,
         )
         engine = engine_class(process.engine)(deps)
+        if compact:
+            return await _compact(engine, process)
         try:
             await engine.run(process)
         except ModelError as exc:
@@ -322,3 +332,16 @@ class Runtime:
             self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
         self.store.save(process)
 
+
+
+async def _compact(engine, process: Process) -> bool:
+    compact = getattr(engine, "compact", None)
+    if compact is None:
+        raise UsageError(
+            f"process {process.id} ({process.engine}) has no chat history to compact",
+            hint="/compact works on chats (Arthur, Ford); Benjy's state is never compacted",
+        )
+    try:
+        return await compact(process)
+    finally:
+        engine.flush_events()
