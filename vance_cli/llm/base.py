@@ -127,6 +127,8 @@ class ChatModel(ABC):
     # (litellm's model map); None where nothing says (scripted models, models the map does not know).
     max_tokens: int | None = None
     max_output_tokens: int | None = None
+    # Prompt and reply together, in tokens (llm/context.py checks a request against it); None: unknown.
+    context_window: int | None = None
 
     @abstractmethod
     async def complete(self, request: ChatRequest) -> Completion: ...

@@ -264,6 +264,7 @@ class WireModel(ChatModel):
         self.retries = dict(profile.retries)
         self.max_tokens = profile.max_tokens
         self.max_output_tokens = profile.max_output_tokens
+        self.context_window = profile.context_window
         self.price = profile.price
         self._announce = announce
         self._sleep = sleep
