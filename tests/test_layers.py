@@ -304,3 +304,12 @@ def test_the_check_reads_imports_inside_functions(tmp_path):
         "vance_cli.cli.main",
         "vance_cli.tools.base",
     }
+
+
+def test_the_architecture_doc_draws_the_floors_in_order():
+    # docs/ARCHITECTURE.md's picture is the reader's map: it must name the floors FLOORS names,
+    # top to bottom, so a floor added or moved in the check cannot leave the picture behind.
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = doc.split("<!-- floors:", 1)[1].split("```", 2)[1]
+    drawn = [tuple(n.strip() for n in line.split("  ", 1)[0].split(",")) for line in block.strip().splitlines()]
+    assert drawn == list(reversed(FLOORS))
