@@ -138,6 +138,10 @@ def evaluate_prompt(state: BenjyState, item: Item) -> str:
     facts = [e for e in item.evidence if e.startswith("check ")]
     if facts:
         lines += ["", "Mechanical check (ground truth): " + facts[-1]]
+        last = state.lastCheck
+        if last is not None and last.item == item.id and last.passed:
+            lines.append("The check passed: what it tests is established, do not judge it again. Judge only "
+                         "what the check cannot show (criteria or parts of the item it does not test).")
     crit = criteria_for(state, item)
     if crit:
         lines += ["", "Criteria (use these ids):"] + [f"  C{c.id}: {one_line(c.text, 200)}" for c in crit]
@@ -157,6 +161,7 @@ TRIGGER_TEXT = {
     "answer": "The person answered a question.",
     "reflect_gaps": "The reflection found gaps: the goal is not achieved yet.",
     "queue_empty": "The queue is empty but items are still open.",
+    "final_check_failed": "Every item is finished but the check command fails on the final workspace.",
 }
 
 
