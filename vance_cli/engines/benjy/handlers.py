@@ -13,7 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from vance_cli.engines.benjy import render
-from vance_cli.engines.benjy.effects import CheckFacts, ControllerAnswer, Ctx, DoInput, Outcome, Say, SetStatus, Spawn, Step
+from vance_cli.engines.benjy.effects import (
+    CheckFacts,
+    ControllerAnswer,
+    Ctx,
+    DoInput,
+    Outcome,
+    Say,
+    SetStatus,
+    Spawn,
+    Step,
+)
 from vance_cli.engines.benjy.nets import advance_clock, gate, running, stagnation_net
 from vance_cli.engines.benjy.routing import on_route
 from vance_cli.engines.benjy.state import TERMINAL_ITEM, BenjyState, InFlight, LastCheck, Task
@@ -218,7 +228,7 @@ def open_facts(s: BenjyState) -> list[str]:
 
 
 def on_reflect(st: Step, task: Task, ans: ControllerAnswer) -> None:
-    s, params = st.s, st.cfg.params
+    s = st.s
     data = ans.data or {}
     achieved = data.get("achieved", "no")
     gaps = [render.one_line(str(g), 300) for g in data.get("gaps") or [] if str(g).strip()]
