@@ -274,8 +274,9 @@ class Doctor:
             return Check("endpoint", SKIP, "skipped (--offline)")
         import asyncio
 
-        from vance_cli.llm.base import ChatRequest, Message, ToolSpec
+        from vance_cli.llm.base import ChatRequest, ToolSpec
         from vance_cli.llm.factory import local_model, transport_for
+        from vance_cli.messages import Message
 
         model = local_model(self.model, self.settings)
         if model is None:  # one tiny call: a failure is reported, not retried for seconds

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from vance_cli.llm import server_probe
-from vance_cli.llm.base import ChatRequest, Message
+from vance_cli.llm.base import ChatRequest
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.factory import transport_for
 from vance_cli.llm.profile import build_profile
 from vance_cli.llm.server_probe import read_server
+from vance_cli.messages import Message
 
 DATA = Path(__file__).parent / "data"
 LLAMA_SERVER_MODELS = json.loads((DATA / "llama_server_models.json").read_text())

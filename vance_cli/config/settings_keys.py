@@ -60,7 +60,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     ),
     "exec": ("sandbox", "network", "env"),
 }
-PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities", "context_window")
+PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
 
 
 # --------------------------------------------------------------------------- dotted keys
@@ -167,9 +167,7 @@ class Checker:
                     self.fail(here, f"must be one of {', '.join(TRANSPORTS)}, got {value!r}")
             elif key == "timeout":
                 self.number(value, here)
-            elif key == "context_window" and per_model:
-                self.number(value, here, integer=True, minimum=1)
-            elif key == "max_tokens":
+            elif key in ("max_tokens", "context_window"):
                 self.number(value, here, integer=True, minimum=1)
             elif key == "price" and per_model:
                 for pkey, pvalue in self.table(value, here).items():

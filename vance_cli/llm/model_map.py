@@ -115,8 +115,8 @@ def max_output_tokens(model: str) -> int | None:
     return None
 
 
-def model_context_window(model: str) -> int | None:
-    """The model's context window (``max_input_tokens``) according to the map, or None."""
+def context_window(model: str) -> int | None:
+    """The model's input limit (``max_input_tokens``) according to the map, or None."""
     value = (model_info(model) or {}).get("max_input_tokens")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 

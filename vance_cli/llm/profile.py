@@ -23,7 +23,8 @@ from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.endpoints import normalize_api_base
-from vance_cli.llm.model_map import Price, max_output_tokens, model_context_window, resolve_max_tokens, resolve_price
+from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
+from vance_cli.llm.model_map import context_window as map_context_window
 from vance_cli.llm.retry import retry_settings
 from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
 
@@ -154,7 +155,7 @@ def build_profile(
         max_output_tokens=max_output_tokens(model),
         price=resolve_price(model, dict(price) if price else None),
         price_configured=bool(price),
-        context_window=int(context_window) if context_window else model_context_window(model),
+        context_window=int(context_window) if context_window else map_context_window(model),
         context_configured=bool(context_window),
         detect_server=probe,
         capability_overrides=dict(capability_overrides or {}),
