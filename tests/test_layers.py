@@ -213,6 +213,27 @@ def test_every_floor_names_a_module_or_a_package():
     assert len(flat) == len(set(flat)), "a name is on two floors in FLOORS"
 
 
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """``file:line name`` for each ``from vance_cli.x import _name`` (a private name of another module)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("vance_cli")):
+                found += [
+                    f"{path.relative_to(package.parent)}:{node.lineno} {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    # A leading underscore says "only this module relies on it": one that another module needs
+    # (doctor.py took exec_run's _probe) gets a public name and a docstring instead.
+    found = private_imports()
+    assert not found, "private names imported from another module:\n" + "\n".join(f"  {f}" for f in found)
+
+
 def _sample_package(root: Path, files: dict[str, str]) -> Path:
     package = root / "vance_cli"
     for rel, text in {"__init__.py": "", **files}.items():
@@ -241,6 +262,8 @@ def test_the_check_fails_on_an_upward_import_even_inside_a_function(tmp_path):
     # and the same import pointing down is clean
     (package / "store" / "process.py").write_text("Message = object\n")
     assert upward_problems(package) == ""
+    (package / "store" / "files.py").write_text("from vance_cli.store.process import _TREE_KEYS\n")
+    assert private_imports(package) == ["vance_cli/store/files.py:1 _TREE_KEYS"]
 
 
 def test_the_check_fails_on_a_circle_within_one_floor(tmp_path):
@@ -281,3 +304,12 @@ def test_the_check_reads_imports_inside_functions(tmp_path):
         "vance_cli.cli.main",
         "vance_cli.tools.base",
     }
+
+
+def test_the_architecture_doc_draws_the_floors_in_order():
+    # docs/ARCHITECTURE.md's picture is the reader's map: it must name the floors FLOORS names,
+    # top to bottom, so a floor added or moved in the check cannot leave the picture behind.
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = doc.split("<!-- floors:", 1)[1].split("```", 2)[1]
+    drawn = [tuple(n.strip() for n in line.split("  ", 1)[0].split(",")) for line in block.strip().splitlines()]
+    assert drawn == list(reversed(FLOORS))

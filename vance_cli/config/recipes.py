@@ -215,7 +215,8 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str]:
+def describe_error(error: dict[str, Any]) -> tuple[str, str]:
+    """(where, what) of one pydantic error of a recipe file, worded for the person (Benjy's config too)."""
     loc = tuple(error["loc"])
     message = error["msg"]
     if error["type"] == "extra_forbidden":
@@ -232,13 +233,13 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
 
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """The first ``limit`` problems of a recipe validation, on one line ("key 'x': why; ...")."""
-    parts = [f"key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors()[:limit])]
+    parts = [f"key '{loc}': {msg}" for loc, msg in map(describe_error, exc.errors()[:limit])]
     more = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
-    lines = [f"{_display(path)}: key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors())]
+    lines = [f"{_display(path)}: key '{loc}': {msg}" for loc, msg in map(describe_error, exc.errors())]
     return RecipeError(
         "\n".join(lines),
         hint=f"fix {_display(path)}; `vance recipes validate {path}` checks it again",

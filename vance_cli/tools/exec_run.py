@@ -145,6 +145,16 @@ async def _probe(bwrap: str) -> str | None:
     return problem
 
 
+async def find_sandbox() -> tuple[str | None, str | None]:
+    """(the bubblewrap on PATH or None, why it cannot sandbox here or None when it can).
+
+    The one test of the sandbox: exec_run's plan asks it before every command, `vance doctor` once.
+    """
+    bwrap = shutil.which("bwrap")
+    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else await _probe(bwrap)
+    return bwrap, problem
+
+
 def _setting(ctx: ToolContext, key: str, default: Any) -> Any:
     return default if ctx.settings is None else ctx.settings.get(key, default)
 
@@ -215,8 +225,7 @@ async def plan(ctx: ToolContext, root: Path, cwd: Path) -> Plan:
     network = bool(_setting(ctx, "exec.network", False)) or bool(recipe_exec.get("network", False))
     if mode == "off":
         return Plan(False, True, 'no sandbox (exec.sandbox is "off"): the command ran with your user\'s full rights')
-    bwrap = shutil.which("bwrap")
-    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else await _probe(bwrap)
+    bwrap, problem = await find_sandbox()
     if problem is not None:
         if mode == "required":
             raise SandboxUnavailable(problem)
