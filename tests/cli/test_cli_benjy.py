@@ -221,3 +221,14 @@ def test_ctrl_c_saves_the_run_and_resume_finishes_it(fake_openai, env, ws):
 def test_watch_needs_a_terminal(env):
     r = run_cli("benjy", "watch", "20260101-000000-abcdef", env=env)
     assert r.returncode == 2 and "needs a terminal" in r.stderr and "vance benjy status" in r.stderr
+
+
+def test_a_blocked_run_ends_its_json_stream_with_the_report(fake_openai, env, ws):
+    brain = Brain(items=1, overrides={"ROUTE": lambda p: {"op": "ask_parent", "question": "Which content?", "reason": "unclear"}},
+                  worker_files=lambda n, p: [(f"item{n}.txt", "BAD\n")])
+    fake_openai.responder = brain.reply_body
+    r = run_cli("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, "--json", env=env)
+    assert r.returncode == 10, r.stderr
+    last = json_lines(r.stdout)[-1]
+    assert last["type"] == "report" and last["status"] == "BLOCKED"
+    assert last["text"].startswith("# Benjy report · BLOCKED") and "## Question\nWhich content?" in last["text"]

@@ -131,8 +131,11 @@ def test_evaluate_after_a_passing_check_judges_only_what_the_check_cannot():
 
 
 def test_reflect_yes_while_the_last_check_failed_is_partially():
+    from vance_cli.engines.benjy.render import reflect_prompt
+
     s = queue(state(items=1), ("CHECK", 1))
     n = run(s, failed()).state
+    assert "Last check (item #1): FAILED — check `make test`: exit 1" in reflect_prompt(n)  # the gate sees the fact
     n.items[0].status = "done"
     queue(n, ("REFLECT",))
     out = run(n, ans({"achieved": "yes", "gaps": []}))
@@ -161,6 +164,16 @@ def test_reflect_yes_after_a_split_passes_the_criteria_of_the_replacing_items():
     s = queue(state(items=3), ("REFLECT",))
     s.items[0].status = "dropped"  # replaced by the split into items 2 and 3
     s.items[1].status = s.items[2].status = "done"
+    n = run(s, ans({"achieved": "yes", "gaps": []})).state
+    assert n.criteria[0].status == "pass" and types(n) == ["DONE"]
+
+
+def test_after_a_reset_the_old_plans_failed_items_do_not_keep_the_run_from_done():
+    s = state(items=2)
+    s.items[0].status, s.items[0].attempts = "failed", 3
+    s.todoFrom = 1  # a reset: item 2 is the new plan's, on the same criterion
+    s.items[1].status = "done"
+    queue(s, ("REFLECT",))
     n = run(s, ans({"achieved": "yes", "gaps": []})).state
     assert n.criteria[0].status == "pass" and types(n) == ["DONE"]
 

@@ -204,8 +204,12 @@ def on_close(st: Step, task: Task, _inp: Any) -> None:
 
 
 def _unfinished(s: BenjyState, criterion_id: int) -> list[int]:
-    """The items concerning a criterion that are not done (a dropped item was replaced: not counted)."""
-    return [i.id for i in s.items if criterion_id in i.criteria and i.status not in ("done", "dropped")]
+    """The items of the current plan concerning a criterion that are not done.
+
+    A dropped item was replaced (split, revise, reset) and items before a reset belong to the
+    abandoned plan: neither keeps a criterion open.
+    """
+    return [i.id for i in s.items[s.todoFrom:] if criterion_id in i.criteria and i.status not in ("done", "dropped")]
 
 
 def open_facts(s: BenjyState) -> list[str]:

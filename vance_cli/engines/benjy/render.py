@@ -82,6 +82,9 @@ def digest(state: BenjyState, *, focus: int | None = None, max_stagnation: int =
         lines += ["  " + _item_line(i) for i in sorted(window, key=lambda i: i.id)]
     if state.queue:
         lines.append("Queued: " + chips(state))
+    if state.lastCheck is not None:
+        where = f"item #{state.lastCheck.item}" if state.lastCheck.item is not None else "final workspace"
+        lines.append(f"Last check ({where}): {'passed' if state.lastCheck.passed else 'FAILED'} — {one_line(state.lastCheck.fact, 200)}")
     if state.notes:
         lines.append("Recent facts:")
         lines += [f"  - {n}" for n in state.notes]
