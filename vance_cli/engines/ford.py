@@ -37,7 +37,6 @@ from dataclasses import dataclass, replace
 
 from vance_cli.config.recipes import Recipe
 from vance_cli.engines.base import Engine
-from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
 from vance_cli.engines.compact import (
     KEEP_TURNS,
     SUMMARY_KIND,
@@ -48,6 +47,7 @@ from vance_cli.engines.compact import (
     sent_history,
     summary_input,
 )
+from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.errors import ModelError
 from vance_cli.events import (
