@@ -204,3 +204,16 @@ def test_unusable_names_why():
     assert unusable(GREETING, corrections, ["respond"]) is None
     assert unusable("Use the respond tool to answer: it takes a message.", corrections, ["respond"]) is None
     assert unusable('Here is JSON: {"name": "Ann", "age": 34}', corrections, ["respond"]) is None
+
+
+def test_the_real_qwen_greeting_delivers_its_answer_not_its_echoes(tmp_path):
+    """The three replies Qwen2.5-Coder 0.5B gave to a greeting on llama-server (data/, with source):
+    the answer first, then the correction echoed back twice."""
+    from pathlib import Path
+
+    data = json.loads((Path(__file__).parent / "data" / "qwen05b_greeting_native.json").read_text())
+    answer, echo, _ = data["replies"]
+    run = run_engine(tmp_path, data["replies"], user=data["user"], recipe_snapshot=recipe(engine="arthur", maxValidationCorrections=2))
+    assert run.messages == [answer]
+    assert echo not in run.messages
+    assert any("did not follow the tool protocol" in w for w in journal(run, "warning"))

@@ -47,6 +47,7 @@ from vance_cli.engines.compact import (
     sent_history,
     summary_input,
 )
+from vance_cli.engines.ford_schema import FORMAT_KEY, SchemaCalls, resolve_tool_mode
 from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.errors import ModelError
@@ -131,6 +132,8 @@ class FordEngine(Engine):
     # Messages, status changes and journal lines describe state: they are emitted only once that
     # state is on disk (Engine._persist), so a reader never sees what a crash could take back.
     name = "ford"
+    # How the open turn asks for tool calls: None (native) or by schema (set by run_turn).
+    _schema: SchemaCalls | None = None
 
     # --- the public entry point -------------------------------------------------------------
 
@@ -168,6 +171,7 @@ class FordEngine(Engine):
             # A model configured without tool calling can only answer in text: the legacy path.
             self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")
             tools = {}
+        self._schema = self._schema_calls(process, tools)
         turn = TurnState.of(process)
         if process.status != Status.RUNNING:
             self._set_status(process, Status.RUNNING)
@@ -196,17 +200,53 @@ class FordEngine(Engine):
             turn.store(process)
             self._persist(process)
 
+    def _schema_calls(self, process: Process, tools: dict[str, Tool]) -> SchemaCalls | None:
+        """How this turn asks for its calls when the model's tool_mode resolves to "schema"
+        (engines/ford_schema.py); None for native tool calls (and for a turn without tools)."""
+        caps = self.deps.model.capabilities
+        if not tools or resolve_tool_mode(caps) != "schema":
+            return None
+        remembered = process.engine_params.get(FORMAT_KEY)
+        schema = SchemaCalls.for_turn([t.spec() for t in tools.values()], caps, remembered)
+        if remembered != schema.mode:
+            process.engine_params[FORMAT_KEY] = schema.mode
+            self._journal(
+                process,
+                f"tool calls by schema (tool_mode {caps.tool_mode}, {caps.family}): one JSON object per reply, "
+                f"asked for with {schema.mode}",
+            )
+        return schema
+
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
         request = self._build_request(process, recipe, tools, turn)
         if not self._fit(request).fits:  # before the call is counted
             request = await self._compacted_request(process, recipe, tools, turn)
         turn.iterations += 1
         turn.store(process)
-        if self.deps.stream:
-            view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
-            completion = await self.deps.model.stream(request, view.feed)
-        else:
-            completion = await self.deps.model.complete(request)
+        while True:
+            try:
+                completion = await self._ask(process, request)
+                break
+            except ModelError as exc:
+                # A provider that rejects the schema's response format: the next format down, for
+                # the rest of the process (the call is not counted again).
+                from vance_cli.llm.output.json_call import format_rejected
+
+                if self._schema is None or not format_rejected(exc):
+                    raise
+                rejected = self._schema.mode
+                if self._schema.step_down() is None:
+                    raise
+                process.engine_params[FORMAT_KEY] = self._schema.mode
+                self._journal(
+                    process,
+                    f"tool calls by schema: {rejected} rejected by the provider ({shorten(exc.message, 120)}); "
+                    f"now {self._schema.mode}",
+                    "warning",
+                )
+                request = self._build_request(process, recipe, tools, turn)
+        if self._schema is not None:
+            completion = self._schema.read(completion)
         usage = completion.usage
         if usage.calls == 0:
             usage = usage.model_copy(update={"calls": 1})
@@ -216,14 +256,26 @@ class FordEngine(Engine):
         )
         return completion
 
+    async def _ask(self, process: Process, request: ChatRequest) -> Completion:
+        if not self.deps.stream:
+            return await self.deps.model.complete(request)
+        if self._schema is not None:
+            # the reply is a JSON call object, not text for the person: streamed, not shown
+            return await self.deps.model.stream(request, lambda _delta: None)
+        view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
+        return await self.deps.model.stream(request, view.feed)
+
     def _build_request(
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, *, shorten_old: bool = False
     ) -> ChatRequest:
-        return ChatRequest(
-            messages=self._request_messages(process, recipe, shorten_old=shorten_old),
-            tools=[t.spec() for t in tools.values()],
-            max_tokens=turn.max_tokens,
-        )
+        messages = self._request_messages(process, recipe, shorten_old=shorten_old)
+        if self._schema is not None:
+            return ChatRequest(
+                messages=self._schema.wire(messages),
+                response_format=self._schema.plan.response_format,
+                max_tokens=turn.max_tokens,
+            )
+        return ChatRequest(messages=messages, tools=[t.spec() for t in tools.values()], max_tokens=turn.max_tokens)
 
     def _fit(self, request: ChatRequest) -> Fit:
         model = self.deps.model
@@ -321,7 +373,8 @@ class FordEngine(Engine):
         has_respond = RESPOND in tools
         if has_respond and recipe.validation and turn.corrections < recipe.maxValidationCorrections:
             process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
-            self._correct(process, recipe, turn, NO_TOOL_CALL_CORRECTION, "no tool call")
+            correction = self._schema.correction() if self._schema is not None else NO_TOOL_CALL_CORRECTION
+            self._correct(process, recipe, turn, correction, "no tool call")
             return
         if has_respond and recipe.validation:  # corrections spent
             process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
