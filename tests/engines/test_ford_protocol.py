@@ -204,6 +204,8 @@ def test_unusable_names_why():
     assert unusable(GREETING, corrections, ["respond"]) is None
     assert unusable("Use the respond tool to answer: it takes a message.", corrections, ["respond"]) is None
     assert unusable('Here is JSON: {"name": "Ann", "age": 34}', corrections, ["respond"]) is None
+    assert unusable('{"name": "Ann"}', corrections, ["respond"]) is None
+    assert unusable('{"name": "respond"}', corrections, ["respond"]) == "a tool call written as text"
 
 
 def test_the_real_qwen_greeting_delivers_its_answer_not_its_echoes(tmp_path):

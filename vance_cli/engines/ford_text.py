@@ -165,12 +165,22 @@ def unusable(text: str, corrections: Iterable[str], tool_names: Collection[str])
     pairs = _pairs(body)
     if phrases and len(pairs) >= 4 and sum(p in phrases for p in pairs) >= 0.6 * len(pairs):
         return "an echo of the correction prompt"
-    if _MARKERS.search(body) or any(call_shape(v) is not None for _, _, v in _objects(body)):
+    if _MARKERS.search(body) or any(_written_call(v, tool_names) for _, _, v in _objects(body)):
         return "a tool call written as text"
     bare = body.strip("`'\".:!*() \n").lower()
     if bare in {n.lower() for n in tool_names} or bare in ("respond", "tool_call", "function_call"):
         return "only a tool name"
     return None
+
+
+def _written_call(value: Any, tool_names: Collection[str]) -> bool:
+    """A JSON object of the call shape: with arguments whatever it names, or naming a tool
+    (``{"name": "Ann"}`` alone is data, not a call)."""
+    shape = call_shape(value)
+    if shape is None:
+        return False
+    inner = value.get("function") if isinstance(value.get("function"), dict) else value
+    return any(k in inner for k in _ARG_KEYS) or shape[0] in tool_names or shape[0] == "respond"
 
 
 def best_candidate(candidates: list[tuple[int, str, bool]], corrections: Iterable[str], tool_names: Collection[str]) -> tuple[int, str] | None:
