@@ -11,8 +11,13 @@ Rules, in the spec's terms:
 
 1. `respond` alone ends the turn: BLOCKED if ``awaiting_user_input`` (default true), else READY.
 2. `respond` beside other calls: the others run, `respond` gets a synthetic error, the loop goes on.
-3. No tool call: a "VALIDATION CHECK" correction up to ``maxValidationCorrections``; when spent,
-   the text is delivered and the process goes BLOCKED.
+3. No tool call: a "VALIDATION CHECK" correction up to ``maxValidationCorrections``. A tool call
+   the model wrote in its text (``<tool_call>{...}``, a fenced or bare JSON call naming an offered
+   tool) is recovered first and handled as the native call it is (engines/ford_text.py). When
+   the budget is spent, the best plain-text reply of the turn is delivered (never an echo of a
+   correction or a tool call written out), the process goes BLOCKED, and the journal, the
+   message's meta and the status reason say that the model did not follow the protocol; with no
+   usable reply the turn ends in a diagnosis.
 4. Data relay too brief: a large tool result this turn and a short respond message get one
    correction, never two in a row.
 5. Empty replies and malformed tool calls (including a call the provider itself rejected, e.g.
@@ -42,6 +47,8 @@ from vance_cli.engines.compact import (
     sent_history,
     summary_input,
 )
+from vance_cli.engines.ford_schema import FORMAT_KEY, SchemaCalls, resolve_tool_mode
+from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.errors import ModelError
 from vance_cli.events import (
@@ -80,6 +87,10 @@ INTERRUPTED_RESULT = (
 )
 # Key in an assistant message's meta: the ids of its side-effecting calls that were started.
 STARTED = "started"
+# Key in an assistant message's meta: the text its tool calls were recovered from (ford_text.py).
+RECOVERED = "recovered_from"
+# The kind of a plain-text reply delivered after the correction budget was spent.
+PROTOCOL_FALLBACK = "protocol_fallback"
 MIXED_RESPOND_ERROR = (
     "ERROR: respond must be the LAST and ONLY tool call in a turn. Your message was NOT shown to the "
     "user. The other tool calls of that reply were executed and their results are now available "
@@ -121,6 +132,8 @@ class FordEngine(Engine):
     # Messages, status changes and journal lines describe state: they are emitted only once that
     # state is on disk (Engine._persist), so a reader never sees what a crash could take back.
     name = "ford"
+    # How the open turn asks for tool calls: None (native) or by schema (set by run_turn).
+    _schema: SchemaCalls | None = None
 
     # --- the public entry point -------------------------------------------------------------
 
@@ -158,6 +171,7 @@ class FordEngine(Engine):
             # A model configured without tool calling can only answer in text: the legacy path.
             self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")
             tools = {}
+        self._schema = self._schema_calls(process, tools)
         turn = TurnState.of(process)
         if process.status != Status.RUNNING:
             self._set_status(process, Status.RUNNING)
@@ -186,17 +200,53 @@ class FordEngine(Engine):
             turn.store(process)
             self._persist(process)
 
+    def _schema_calls(self, process: Process, tools: dict[str, Tool]) -> SchemaCalls | None:
+        """How this turn asks for its calls when the model's tool_mode resolves to "schema"
+        (engines/ford_schema.py); None for native tool calls (and for a turn without tools)."""
+        caps = self.deps.model.capabilities
+        if not tools or resolve_tool_mode(caps) != "schema":
+            return None
+        remembered = process.engine_params.get(FORMAT_KEY)
+        schema = SchemaCalls.for_turn([t.spec() for t in tools.values()], caps, remembered)
+        if remembered != schema.mode:
+            process.engine_params[FORMAT_KEY] = schema.mode
+            self._journal(
+                process,
+                f"tool calls by schema (tool_mode {caps.tool_mode}, {caps.family}): one JSON object per reply, "
+                f"asked for with {schema.mode}",
+            )
+        return schema
+
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
         request = self._build_request(process, recipe, tools, turn)
         if not self._fit(request).fits:  # before the call is counted
             request = await self._compacted_request(process, recipe, tools, turn)
         turn.iterations += 1
         turn.store(process)
-        if self.deps.stream:
-            view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
-            completion = await self.deps.model.stream(request, view.feed)
-        else:
-            completion = await self.deps.model.complete(request)
+        while True:
+            try:
+                completion = await self._ask(process, request)
+                break
+            except ModelError as exc:
+                # A provider that rejects the schema's response format: the next format down, for
+                # the rest of the process (the call is not counted again).
+                from vance_cli.llm.output.json_call import format_rejected
+
+                if self._schema is None or not format_rejected(exc):
+                    raise
+                rejected = self._schema.mode
+                if self._schema.step_down() is None:
+                    raise
+                process.engine_params[FORMAT_KEY] = self._schema.mode
+                self._journal(
+                    process,
+                    f"tool calls by schema: {rejected} rejected by the provider ({shorten(exc.message, 120)}); "
+                    f"now {self._schema.mode}",
+                    "warning",
+                )
+                request = self._build_request(process, recipe, tools, turn)
+        if self._schema is not None:
+            completion = self._schema.read(completion)
         usage = completion.usage
         if usage.calls == 0:
             usage = usage.model_copy(update={"calls": 1})
@@ -206,14 +256,26 @@ class FordEngine(Engine):
         )
         return completion
 
+    async def _ask(self, process: Process, request: ChatRequest) -> Completion:
+        if not self.deps.stream:
+            return await self.deps.model.complete(request)
+        if self._schema is not None:
+            # the reply is a JSON call object, not text for the person: streamed, not shown
+            return await self.deps.model.stream(request, lambda _delta: None)
+        view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
+        return await self.deps.model.stream(request, view.feed)
+
     def _build_request(
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, *, shorten_old: bool = False
     ) -> ChatRequest:
-        return ChatRequest(
-            messages=self._request_messages(process, recipe, shorten_old=shorten_old),
-            tools=[t.spec() for t in tools.values()],
-            max_tokens=turn.max_tokens,
-        )
+        messages = self._request_messages(process, recipe, shorten_old=shorten_old)
+        if self._schema is not None:
+            return ChatRequest(
+                messages=self._schema.wire(messages),
+                response_format=self._schema.plan.response_format,
+                max_tokens=turn.max_tokens,
+            )
+        return ChatRequest(messages=messages, tools=[t.spec() for t in tools.values()], max_tokens=turn.max_tokens)
 
     def _fit(self, request: ChatRequest) -> Fit:
         model = self.deps.model
@@ -296,6 +358,8 @@ class FordEngine(Engine):
             self._more_room(process, turn, completion)
         text = (completion.text or "").strip()
         calls = completion.tool_calls
+        if not calls and text and tools and self._recovered(process, tools, completion):
+            return
         if calls:
             # Recorded first; the calls run on the next pass of the loop, after this is on disk.
             process.history.append(completion.as_message())
@@ -309,13 +373,80 @@ class FordEngine(Engine):
         has_respond = RESPOND in tools
         if has_respond and recipe.validation and turn.corrections < recipe.maxValidationCorrections:
             process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
-            self._correct(process, recipe, turn, NO_TOOL_CALL_CORRECTION, "no tool call")
+            correction = self._schema.correction() if self._schema is not None else NO_TOOL_CALL_CORRECTION
+            self._correct(process, recipe, turn, correction, "no tool call")
             return
-        # Legacy path (no respond in the recipe), validation off, or corrections spent: deliver the text.
+        if has_respond and recipe.validation:  # corrections spent
+            process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
+            self._deliver_fallback(process, recipe, tools, turn)
+            return
+        # Legacy path (no respond in the recipe) or validation off: deliver the text.
         process.history.append(Message(role="assistant", content=completion.text, meta={"delivered": True}))
-        if has_respond and recipe.validation:
-            self._journal(process, "correction budget spent: delivering the plain text reply", "warning")
         self._deliver(process, turn, completion.text or "", awaiting=True)
+
+    def _recovered(self, process: Process, tools: dict[str, Tool], completion: Completion) -> bool:
+        """A tool call the model wrote in its text (engines/ford_text.py), recorded as the call it
+        is; True when one was found. Only offered names count, and the calls then run as native
+        ones: arguments validated, respond rules, at-most-once effects."""
+        found = recover_calls(completion.text or "", tools)
+        if found is None:
+            return False
+        message = completion.as_message()
+        message.content = found.prose or None
+        message.tool_calls = found.calls
+        message.meta = {RECOVERED: completion.text}
+        process.history.append(message)
+        names = ", ".join(c.name for c in found.calls)
+        self._journal(process, f"tool call recovered from the model's text ({found.where}): {names}")
+        return True
+
+    def _deliver_fallback(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> None:
+        """The correction budget is spent and the model never called `respond`: deliver the best
+        plain-text reply of the turn (ford_text.best_candidate), never an echo of a correction or
+        a tool call written out, and say plainly that the model did not follow the protocol (the
+        journal, the delivered message's meta, the status reason). With no usable reply the turn
+        ends in a diagnosis instead."""
+        history = process.history
+        start = max((i for i, m in enumerate(history) if m.role == "user"), default=-1) + 1
+        last_result = max((i for i in range(start, len(history)) if history[i].role == "tool"), default=-1)
+        candidates = [
+            (i, history[i].content or "", i > last_result)
+            for i in range(start, len(history))
+            if history[i].role == "assistant" and history[i].meta.get("kind") == "no_tool_call"
+        ]
+        corrections = [m.content or "" for m in history[start:] if m.meta.get("kind") == "correction"]
+        corrections += [NO_TOOL_CALL_CORRECTION, EMPTY_REPLY_CORRECTION, recipe.dataRelayCorrection.text]
+        names = list(tools)
+        choice = best_candidate(candidates, corrections, names)
+        skipped = [
+            f"reply {n}: {why}"
+            for n, (_, text, _) in enumerate(candidates, start=1)
+            if (why := unusable(text, corrections, names)) is not None
+        ]
+        why_not = f" (not delivered: {'; '.join(skipped)})" if skipped else ""
+        if choice is None:
+            self._end_blocked_diagnosis(
+                process,
+                turn,
+                "The model did not follow the tool protocol: it never called `respond`, and none of its "
+                f"{len(candidates)} plain-text replies is an answer{why_not}. Try again, rephrase, or "
+                "switch models with --model (a model with tool calling, or tool_mode = \"schema\" "
+                "for a local llama.cpp server).",
+                reason="the model did not follow the tool protocol",
+            )
+            return
+        index, text = choice
+        number = next(n for n, c in enumerate(candidates, start=1) if c[0] == index)
+        note = (
+            f"the model did not follow the tool protocol: no `respond` call after {turn.corrections} "
+            f"corrections; its plain-text reply {number} of {len(candidates)} is delivered as the message{why_not}"
+        )
+        history[index].meta.update({"delivered": True, "kind": PROTOCOL_FALLBACK, "note": note})
+        self._journal(process, note, "warning")
+        turn.open = False
+        turn.store(process)
+        self._emit(MessageEvent(process.id, text, awaiting_user_input=True))
+        self._set_status(process, Status.BLOCKED, "awaiting user input; the model did not follow the tool protocol")
 
     def _correct(
         self, process: Process, recipe: Recipe, turn: TurnState, text: str, what: str, exhausted: str | None = None
