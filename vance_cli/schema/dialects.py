@@ -404,7 +404,9 @@ def upgrade(schema: Any) -> Any:
         if old and "$ref" in node:
             # Drafts 4-7 ignore every keyword beside $ref. Other members stay: a JSON pointer may
             # still lead into them (definitions, "components", ...), and 2020-12 ignores them too.
-            node = {k: v for k, v in node.items() if k == "$ref" or k not in _KEYWORDS}
+            # A sibling $id (or draft-4 id) is ignored too: it does not change the base the $ref
+            # resolves against (the suite's "$ref prevents a sibling $id from changing the base uri").
+            node = {k: v for k, v in node.items() if k == "$ref" or (k not in _KEYWORDS and k not in ("$id", "id"))}
         for key, value in node.items():
             if key in _ONE:
                 if key == "additionalItems":

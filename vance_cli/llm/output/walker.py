@@ -87,6 +87,44 @@ class Family:
         """Schema-wide rules on the final strict schema (OpenAI's limits); NotStrict to turn strict off."""
         return provider
 
+    def tidy(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+        """Rules on every final provider schema of this family, strict or not (after the envelope)."""
+        return provider
+
+
+def provider_nodes(node: Any, parts: tuple[str, ...] = ()):
+    """(parts, node) for every schema node of a provider schema, parents first."""
+    stack: list[tuple[tuple[str, ...], Any]] = [(parts, node)]
+    while stack:
+        here, n = stack.pop()
+        if not isinstance(n, dict):
+            continue
+        yield here, n
+        for key, value in n.items():
+            if key in ONE_KEYS:
+                stack.append((here + (key,), value))
+            elif key in LIST_KEYS and isinstance(value, list):
+                stack.extend((here + (key, str(i)), v) for i, v in enumerate(value))
+            elif key in MAP_KEYS and isinstance(value, dict):
+                stack.extend((here + (key, k), v) for k, v in value.items())
+
+
+def whole_numbers(value: Any) -> Any:
+    """``value`` with integral floats as ints (-2.0 → -2; the same JSON Schema number), deeply."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    return value
+
+
+# Counting keywords: an integral float (2.0) is the same count, and providers want an integer.
+COUNT_KEYS = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains"}
+)
+
 
 # ---------------------------------------------------------------------------------------------
 # The walk.
@@ -260,10 +298,14 @@ class Walker(Merger):
             elif key == "type":
                 out["type"] = value
             elif key == "enum":
-                if isinstance(value, list):
-                    out["enum"] = value
+                if isinstance(value, list) and value:
+                    out["enum"] = whole_numbers(value)
+                elif isinstance(value, list):
+                    # No value is valid; dropping the enum sends a superset (a strict node then
+                    # has no type left, and strict goes off).
+                    self.note(parts, "empty enum removed (no value is valid; checked locally)")
             elif key == "const":
-                out["const"] = value
+                out["const"] = whole_numbers(value)
             elif key == "required":
                 if isinstance(value, list):
                     out["required"] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
@@ -291,6 +333,8 @@ class Walker(Merger):
                 else:
                     out[key] = self.walk(value, parts + (key,), stack)
             elif key in VALUE_KEYS:
+                if key in COUNT_KEYS and isinstance(value, float) and value.is_integer():
+                    value = int(value)
                 if self.family.value_ok(key, value):
                     out[key] = value
                 else:
@@ -393,14 +437,12 @@ class Walker(Merger):
     def _strict_node(self, out: dict[str, Any], parts: tuple[str, ...]) -> None:
         """OpenAI/Anthropic strict: closed objects, typed values; optional → nullable for OpenAI."""
         types = node_types(out)
+        # Without a type, `properties` and `items` constrain only objects and arrays: every other
+        # value is valid too, which a strict (typed) node cannot say.
         if not types and "properties" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
-            types = ["object"]
-            out["type"] = "object"
-            self.note(parts, "treated as an object (the schema has properties but no type)")
+            raise NotStrict(ptr(parts), 'a schema with properties but no "type" (any non-object value is valid too)')
         if not types and "items" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
-            types = ["array"]
-            out["type"] = "array"
-            self.note(parts, "treated as an array (the schema has items but no type)")
+            raise NotStrict(ptr(parts), 'a schema with items but no "type" (any non-array value is valid too)')
         if not (types or {"anyOf", "$ref", "enum", "const"} & out.keys()):
             if "additionalProperties" in out:
                 raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")
