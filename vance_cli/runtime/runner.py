@@ -244,15 +244,15 @@ class Runtime:
     def _refuse_shipped_brain(self, process: Process) -> None:
         """A process file in an untrusted project whose model is a script in that folder (the
         repository ships both) does not choose who drives the turn: UsageError naming --model."""
-        from vance_cli.llm.factory import SCRIPTED_PREFIX
+        from vance_cli.llm.factory import script_file
 
-        if not process.model.startswith(SCRIPTED_PREFIX):
+        script = script_file(process.model)
+        if script is None:
             return
         root, command = self._untrusted_where()
-        script = Path(process.model[len(SCRIPTED_PREFIX) :]).expanduser()
-        if not script.is_absolute():
-            script = Path(process.workspace or self.scopes.cwd) / script
-        if script.resolve().is_relative_to(root):
+        # resolved from the current directory, exactly as the scripted model opens it (never
+        # from process.workspace: that field comes from the same shipped file)
+        if script.resolve().is_relative_to(root.resolve()):
             raise UsageError(
                 f"process {process.id} is driven by {process.model}, a script in {root}, whose .vance/ is not "
                 "trusted: it is not used",
