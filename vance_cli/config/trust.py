@@ -7,6 +7,7 @@ or give the model more power apply only in a folder the user trusted:
 - ``[model] api_base``, ``api_key``, ``transport``; every ``[models."..."]`` table;
 - ``[structure] model`` and ``schemaBuilderModel`` (the schemas' models);
 - ``[exec]`` (the command sandbox, its network and environment);
+- ``[permissions]`` (approval rules: which tool calls run without asking);
 - the project recipes (``.vance/recipes/``), and with them the tools they add.
 
 ``vance trust [PATH]`` records the project folder (the one holding ``.vance/``) and a digest of its
@@ -51,6 +52,7 @@ RESTRICTED: dict[str, tuple[str, ...] | None] = {
     "models": None,
     "structure": ("model", "schemaBuilderModel"),
     "exec": None,
+    "permissions": None,  # approval rules: which tool calls run without asking
 }
 
 # States of a project folder.
