@@ -70,7 +70,7 @@ def help_time(home: Path) -> float:
 def make_process(home: Path, messages: int) -> str:
     os.environ["VANCE_HOME"] = str(home)
     from vance_cli.config.scopes import Scopes
-    from vance_cli.llm.base import Message, ToolCall
+    from vance_cli.messages import Message, ToolCall
     from vance_cli.store.files import ProcessStore
     from vance_cli.store.process import Process, Status
 

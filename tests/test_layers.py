@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vance_cli"
 # Bottom to top. A module may import its own floor and every floor below it, never one above.
 # An entry is a module ("errors") or a package ("store", everything under vance_cli/store/).
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "events", "text", "names", "crashpoints", "terminal"),  # leaf modules
+    ("errors", "events", "text", "names", "messages", "crashpoints", "terminal"),  # leaf modules
     ("store",),  # process files, atomic writes, locks, the transcript walk
     ("config",),  # scopes (where), trust (policy), settings, recipes, context
     ("schema",),  # JSON Schema without model knowledge
@@ -35,20 +35,11 @@ FLOORS: list[tuple[str, ...]] = [
     ("entry", "__main__"),
 ]
 
-# The redesign (issue 14) is landing in steps: what main still had when this check arrived. The
-# lists may only shrink: a new upward import or circle fails at once, and so does an entry here
-# that the code no longer has (delete it). Both are empty when the redesign is done.
-KNOWN_UPWARD: set[str] = {
-    "vance_cli.store.process -> vance_cli.llm.base",
-    "vance_cli.store.transcript -> vance_cli.llm.base",
-}
-KNOWN_IN_CIRCLES: set[str] = set()
-
 FLOOR_OF: dict[str, int] = {name: i for i, names in enumerate(FLOORS) for name in names}
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -86,8 +77,8 @@ def _imports(path: Path, module: str, known: set[str]) -> list[tuple[int, str]]:
     return found
 
 
-def _graph() -> tuple[dict[str, Path], dict[str, list[tuple[int, str]]]]:
-    files = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+def _graph(package: Path = PACKAGE) -> tuple[dict[str, Path], dict[str, list[tuple[int, str]]]]:
+    files = {_module_name(p, package): p for p in sorted(package.rglob("*.py"))}
     known = set(files)
     edges = {}
     for module, path in files.items():
@@ -111,23 +102,23 @@ def test_every_module_is_on_a_floor():
     )
 
 
-def _upward() -> dict[str, list[str]]:
+def _upward(package: Path = PACKAGE) -> dict[str, list[str]]:
     """'module -> target' for each import that points up a floor, with where it is made."""
-    files, edges = _graph()
+    files, edges = _graph(package)
     upward: dict[str, list[str]] = {}
     for module, targets in edges.items():
         here = _floor(module)
         for line, target in targets:
             there = _floor(target)
             if here is not None and there is not None and there > here:
-                where = f"{files[module].relative_to(PACKAGE.parent)}:{line} (floor {here} -> {there})"
+                where = f"{files[module].relative_to(package.parent)}:{line} (floor {here} -> {there})"
                 upward.setdefault(f"{module} -> {target}", []).append(where)
     return upward
 
 
-def _circles() -> tuple[list[list[str]], dict[str, list[str]]]:
+def _circles(package: Path = PACKAGE) -> tuple[list[list[str]], dict[str, list[str]]]:
     """The circles (strongly connected components of more than one file) and their ties."""
-    files, edges = _graph()
+    files, edges = _graph(package)
     graph = {m: sorted({t for _, t in ts}) for m, ts in edges.items()}
     # Tarjan's strongly connected components, iteratively (no recursion limit on a deep chain)
     index: dict[str, int] = {}
@@ -175,36 +166,120 @@ def _circles() -> tuple[list[list[str]], dict[str, list[str]]]:
         for a in members:
             for line, b in edges[a]:
                 if b in members:
-                    ties.setdefault(f"{a} -> {b}", []).append(f"{files[a].relative_to(PACKAGE.parent)}:{line}")
+                    ties.setdefault(f"{a} -> {b}", []).append(f"{files[a].relative_to(package.parent)}:{line}")
     return circles, ties
 
 
+def upward_problems(package: Path = PACKAGE) -> str:
+    """What the check reports of upward imports; empty when there are none."""
+    upward = _upward(package)
+    return "\n".join(f"  {k}  at {', '.join(upward[k])}" for k in sorted(upward))
+
+
+def circle_problems(package: Path = PACKAGE) -> str:
+    """What the check reports of circles; empty when there are none."""
+    circles, ties = _circles(package)
+    if not circles:
+        return ""
+    return (
+        "\n".join(f"  {k}  at {', '.join(ties[k])}" for k in sorted(ties))
+        + "\nthe circles:\n"
+        + "\n".join(f"  circle of {len(c)}: {', '.join(c)}" for c in circles)
+    )
+
+
 def test_no_import_points_up_a_floor():
-    upward = _upward()
-    new = sorted(k for k in upward if k not in KNOWN_UPWARD)
-    gone = sorted(KNOWN_UPWARD - set(upward))
-    assert not new, "imports that point up a floor (see FLOORS in tests/test_layers.py):\n" + "\n".join(
-        f"  {k}  at {', '.join(upward[k])}" for k in new
-    )
-    assert not gone, "no longer in the code; delete from KNOWN_UPWARD in tests/test_layers.py:\n" + "\n".join(
-        f"  {k}" for k in gone
-    )
+    # No list of tolerated exceptions: the redesign (issue 14) took the last ones out.
+    found = upward_problems()
+    assert not found, "imports that point up a floor (see FLOORS in tests/test_layers.py):\n" + found
 
 
 def test_no_files_import_each_other_in_a_circle():
-    circles, ties = _circles()
-    new = sorted(k for k in ties if k not in KNOWN_IN_CIRCLES)
-    gone = sorted(KNOWN_IN_CIRCLES - set(ties))
-    described = "\n".join(f"  circle of {len(c)}: {', '.join(c)}" for c in circles)
-    assert not new, (
-        "imports that close a circle:\n"
-        + "\n".join(f"  {k}  at {', '.join(ties[k])}" for k in new)
-        + "\nthe circles:\n"
-        + described
+    found = circle_problems()
+    assert not found, "imports that close a circle:\n" + found
+
+
+def test_every_floor_names_a_module_or_a_package():
+    # A name left in FLOORS after its module went would hide nothing today but let a new module of
+    # that name land on a floor nobody chose for it.
+    missing = [
+        name
+        for names in FLOORS
+        for name in names
+        if not (PACKAGE / f"{name}.py").is_file() and not (PACKAGE / name / "__init__.py").is_file()
+    ]
+    assert not missing, f"in FLOORS but not in vance_cli/: {missing}; delete them from FLOORS"
+    flat = [name for names in FLOORS for name in names]
+    assert len(flat) == len(set(flat)), "a name is on two floors in FLOORS"
+
+
+def private_imports(package: Path = PACKAGE) -> list[str]:
+    """``file:line name`` for each ``from vance_cli.x import _name`` (a private name of another module)."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("vance_cli")):
+                found += [
+                    f"{path.relative_to(package.parent)}:{node.lineno} {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    # A leading underscore says "only this module relies on it": one that another module needs
+    # (doctor.py took exec_run's _probe) gets a public name and a docstring instead.
+    found = private_imports()
+    assert not found, "private names imported from another module:\n" + "\n".join(f"  {f}" for f in found)
+
+
+def _sample_package(root: Path, files: dict[str, str]) -> Path:
+    package = root / "vance_cli"
+    for rel, text in {"__init__.py": "", **files}.items():
+        path = package / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return package
+
+
+def test_the_check_fails_on_an_upward_import_even_inside_a_function(tmp_path):
+    """The check itself can fail: a store module reaching up to llm/ in a function is reported."""
+    package = _sample_package(
+        tmp_path,
+        {
+            "store/__init__.py": "",
+            "store/process.py": "def load():\n    from vance_cli.llm.base import Message\n    return Message\n",
+            "llm/__init__.py": "",
+            "llm/base.py": "from vance_cli.store import process\nMessage = object\n",
+        },
     )
-    assert not gone, "no longer in a circle; delete from KNOWN_IN_CIRCLES in tests/test_layers.py:\n" + "\n".join(
-        f"  {k}" for k in gone
+    found = upward_problems(package)
+    assert "vance_cli.store.process -> vance_cli.llm.base" in found
+    assert "vance_cli/store/process.py:2" in found
+    # downward imports are not reported
+    assert "vance_cli.llm.base -> vance_cli.store.process" not in found
+    # and the same import pointing down is clean
+    (package / "store" / "process.py").write_text("Message = object\n")
+    assert upward_problems(package) == ""
+    (package / "store" / "files.py").write_text("from vance_cli.store.process import _TREE_KEYS\n")
+    assert private_imports(package) == ["vance_cli/store/files.py:1 _TREE_KEYS"]
+
+
+def test_the_check_fails_on_a_circle_within_one_floor(tmp_path):
+    package = _sample_package(
+        tmp_path,
+        {
+            "config/__init__.py": "",
+            "config/scopes.py": "from vance_cli.config import trust\n",
+            "config/trust.py": "def decide():\n    from vance_cli.config.scopes import where\n",
+        },
     )
+    found = circle_problems(package)
+    assert "vance_cli.config.scopes -> vance_cli.config.trust" in found
+    assert "vance_cli.config.trust -> vance_cli.config.scopes" in found
+    assert "circle of 2" in found
+    assert upward_problems(package) == ""
 
 
 def test_the_check_reads_imports_inside_functions(tmp_path):
@@ -229,3 +304,12 @@ def test_the_check_reads_imports_inside_functions(tmp_path):
         "vance_cli.cli.main",
         "vance_cli.tools.base",
     }
+
+
+def test_the_architecture_doc_draws_the_floors_in_order():
+    # docs/ARCHITECTURE.md's picture is the reader's map: it must name the floors FLOORS names,
+    # top to bottom, so a floor added or moved in the check cannot leave the picture behind.
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = doc.split("<!-- floors:", 1)[1].split("```", 2)[1]
+    drawn = [tuple(n.strip() for n in line.split("  ", 1)[0].split(",")) for line in block.strip().splitlines()]
+    assert drawn == list(reversed(FLOORS))

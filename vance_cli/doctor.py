@@ -199,16 +199,14 @@ class Doctor:
 
     def check_sandbox(self) -> Check:
         import asyncio
-        import shutil
 
-        from vance_cli.tools.exec_run import _probe
+        from vance_cli.tools.exec_run import find_sandbox
 
         mode = str(self.settings.get("exec.sandbox", "auto")) if self.settings is not None else "auto"
         if mode == "off":
             return Check("sandbox", WARN, 'exec.sandbox is "off": exec_run commands run with your full rights',
                          'set [exec] sandbox = "auto" in config.toml')
-        bwrap = shutil.which("bwrap")
-        problem = "bubblewrap (bwrap) is not installed" if bwrap is None else asyncio.run(_probe(bwrap))
+        bwrap, problem = asyncio.run(find_sandbox())
         if problem is None:
             return Check("sandbox", OK, f"bubblewrap works ({bwrap}): exec_run commands run sandboxed")
         outcome = FAIL if mode == "required" else WARN
@@ -274,8 +272,9 @@ class Doctor:
             return Check("endpoint", SKIP, "skipped (--offline)")
         import asyncio
 
-        from vance_cli.llm.base import ChatRequest, Message, ToolSpec
+        from vance_cli.llm.base import ChatRequest, ToolSpec
         from vance_cli.llm.factory import local_model, transport_for
+        from vance_cli.messages import Message
 
         model = local_model(self.model, self.settings)
         if model is None:  # one tiny call: a failure is reported, not retried for seconds

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import json_lines, run_cli, write_script
+from tests.helpers import json_lines, respond, run_cli, write_script
 
 ESC_TEXTS = [
     "\x1b]52;c;ZXZpbA==\x07",  # OSC 52: write the clipboard
@@ -17,10 +17,6 @@ ESC_TEXTS = [
     "\x1b[2J\x1b[H",  # CSI: clear the screen
     "\x9b2J",  # 8-bit CSI
 ]
-
-
-def respond(message):
-    return {"tool_calls": [{"name": "respond", "arguments": {"message": message}}]}
 
 
 def vance_bytes(*args, input: bytes | None = None, env: dict | None = None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from tests.engines.benjy_brain import Brain
-from tests.helpers import json_lines, run_cli
+from tests.helpers import REPO, json_lines, run_cli
 
 CHECK_PY = "import os, sys\nsys.exit(0 if os.path.isfile('item1.txt') else 1)\n"
 
@@ -47,7 +47,18 @@ def _arthur(body):
     return {"tool_calls": [{"name": "respond", "arguments": {"message": "?"}}]}
 
 
-def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path):
+def own_hub_with_commands(vance_home) -> None:
+    """The person's own chat hub (user scope) grants exec_run: only then may the model give a
+    worker a check command (a check runs a command; tests/hostile/test_spawn_limits.py)."""
+    bundled = (REPO / "recipes" / "arthur.yaml").read_text()
+    line = "  allowed: [respond, file_read, file_list, process_spawn, process_status, process_steer]"
+    assert line in bundled
+    (vance_home / "recipes").mkdir(exist_ok=True)
+    (vance_home / "recipes" / "arthur.yaml").write_text(bundled.replace(line, line[:-1] + ", exec_run]"))
+
+
+def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path, vance_home):
+    own_hub_with_commands(vance_home)
     brain = Brain(items=1)
     fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
     (tmp_path / "work" / "check.py").write_text(CHECK_PY)

@@ -94,7 +94,8 @@ def test_after_trust_the_settings_apply_and_a_change_asks_again(repo, evil, fake
     assert r.stdout == "done\n"
     # Trusted: the folder's endpoint, transport and recipe apply (so it really was the way in).
     assert len(evil.requests) == 2 and fake_openai.requests == []
-    assert evil.request_headers[0]["authorization"] == f"Bearer {USER_KEY}"
+    # Trusted or not, the person's OPENAI_API_KEY goes to OpenAI's host only (issue 17).
+    assert USER_KEY not in everything_received(evil)
     assert "exec_run" in [t["function"]["name"] for t in evil.requests[0]["tools"]]
     assert (repo / "pwned.txt").read_text() == "pwned\n"
     assert "PATH=" in (repo / "env.txt").read_text()

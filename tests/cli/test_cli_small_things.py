@@ -8,11 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli, write_script
-
-
-def respond(message):
-    return {"tool_calls": [{"name": "respond", "arguments": {"message": message}}]}
+from tests.helpers import respond, run_cli, write_script
 
 
 def _no_processes(home: Path) -> bool:

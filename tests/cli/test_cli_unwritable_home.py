@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import REPO, run_cli, vance, write_script
+from tests.helpers import REPO, respond, run_cli, vance, write_script
 
 SITECUSTOMIZE = textwrap.dedent(
     """
@@ -53,10 +53,6 @@ SITECUSTOMIZE = textwrap.dedent(
     os.open, os.mkdir = open_, mkdir_
     """
 )
-
-
-def respond(message):
-    return {"tool_calls": [{"name": "respond", "arguments": {"message": message}}]}
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pytest
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.config.settings_keys import split_key
+from vance_cli.config.trust import trust_folder
 from vance_cli.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,6 +69,8 @@ def test_cascade_order_is_bundled_user_project_env_overrides(vance_home, project
     assert load().resolve_model(None) == "user/m"
 
     write(project / "config.toml", '[model]\ndefault = "project/m"\n')
+    assert load().resolve_model(None) == "user/m"  # model.default of an untrusted folder: ignored
+    trust_folder(project.parent, vance_home)
     s = load()
     assert s.resolve_model(None) == "project/m"
     # Tables merge key by key: the user's timeout survives the project's [model] table.
@@ -231,6 +234,9 @@ def test_configured_aliases_resolve_through_the_cascade(vance_home, project):
         project / "config.toml",
         '[aliases]\n"default:code" = "anthropic/claude"\n"default:review" = "default:code"\n',
     )
+    # The aliases of an untrusted folder choose the model: ignored until it is trusted.
+    assert load(env={"VANCE_MODEL": "openai/base"}).resolve_model("default:code") == "openai/coder"
+    trust_folder(project.parent, vance_home)
     s = load(env={"VANCE_MODEL": "openai/base"})
     assert s.resolve_model("default:fast") == "openai/mini"
     assert s.resolve_model("default:code") == "anthropic/claude"

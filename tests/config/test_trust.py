@@ -59,10 +59,11 @@ def test_split_restricted_keeps_harmless_keys_and_names_the_others():
 
     kept, dropped = trust.split_restricted(tomllib.loads(EVIL_CONFIG))
     assert kept == {
-        "model": {"default": "openai/project-model", "timeout": 33},
+        "model": {"timeout": 33},
         "structure": {"confidenceThreshold": 0.5},
     }
     assert dropped == [
+        "model.default",
         "model.api_base",
         "model.api_key",
         "model.transport",
@@ -80,8 +81,11 @@ def test_untrusted_project_settings_cannot_redirect_the_model(project, vance_hom
     assert opts["api_base"] is None and opts["api_key"] is None and opts["transport"] == "auto"
     assert s.get("exec") == {"sandbox": "auto", "network": False, "env": []}  # the defaults
     assert s.get("structure.model") == "default:fast"
+    # The folder's default model (it may name a brain the folder ships, scripted:FILE) waits for trust.
+    assert "model.default" in s.ignored
+    with pytest.raises(ConfigError, match="no model configured"):
+        s.resolve_model(None)
     # Harmless project settings still apply.
-    assert s.resolve_model(None) == "openai/project-model"
     assert opts["timeout"] == 33.0
     assert s.get("structure.confidenceThreshold") == 0.5
     assert "model.api_base" in s.ignored and "exec.network" in s.ignored
@@ -124,7 +128,7 @@ def test_the_notice_is_one_line_naming_what_is_ignored_and_the_command(project):
 
 
 def test_nothing_restricted_means_nothing_to_say(project):
-    write(project / "config.toml", '[model]\ndefault = "openai/m"\n')
+    write(project / "config.toml", '[model]\ntimeout = 12\n')
     (project / "schemas").mkdir()
     assert trust.check(Scopes.discover()).notice() is None
     assert trust.check(Scopes.discover(cwd=Path("/"))).state == trust.NO_PROJECT

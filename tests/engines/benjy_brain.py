@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vance_cli.llm.base import ChatRequest, Message
+from vance_cli.llm.base import ChatRequest
+from vance_cli.messages import Message
 
 STAGES = ("INTERPRET", "EVALUATE", "REFLECT", "ROUTE")
 _ITEM = re.compile(r"Your item \(#(\d+)\): (.*)")

@@ -17,6 +17,8 @@ from vance_cli.store.process import InboxItem, Process
 from vance_cli.tools.base import ToolContext
 from vance_cli.tools.registry import builtin_registry
 
+from tests.helpers import respond  # noqa: F401  (the engine tests import it from here)
+
 
 def recipe(**over: Any) -> dict:
     base: dict[str, Any] = {
@@ -29,16 +31,6 @@ def recipe(**over: Any) -> dict:
     }
     base.update(over)
     return Recipe.model_validate(base).model_dump(mode="json")
-
-
-def respond(message: str, awaiting: bool | None = None, id: str | None = None) -> dict:
-    args: dict[str, Any] = {"message": message}
-    if awaiting is not None:
-        args["awaiting_user_input"] = awaiting
-    call = {"name": "respond", "arguments": args}
-    if id:
-        call["id"] = id
-    return {"tool_calls": [call]}
 
 
 def call(name: str, args: dict | str, id: str | None = None) -> dict:

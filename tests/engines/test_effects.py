@@ -11,8 +11,8 @@ from vance_cli.engines import engine_class
 from vance_cli.engines.base import EngineDeps
 from vance_cli.engines.ford import STARTED
 from vance_cli.events import EventBus
-from vance_cli.llm.base import Message, ToolCall
 from vance_cli.llm.scripted import ScriptedModel
+from vance_cli.messages import Message, ToolCall
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
 from vance_cli.tools.base import ToolContext

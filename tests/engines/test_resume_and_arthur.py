@@ -9,8 +9,8 @@ import pytest
 from tests.engines.harness import recipe, respond, run_engine
 from vance_cli.errors import TransportError
 from vance_cli.events import EventBus
-from vance_cli.llm.base import Message, ToolCall
 from vance_cli.llm.scripted import FunctionModel
+from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import InboxItem, Process, Status
 
 

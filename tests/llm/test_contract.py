@@ -12,9 +12,10 @@ import socket
 import pytest
 
 from vance_cli.errors import ModelRequestsForbidden, TransportError
-from vance_cli.llm.base import Capabilities, ChatRequest, Message, ToolCall, ToolSpec
+from vance_cli.llm.base import Capabilities, ChatRequest, ToolSpec
 from vance_cli.llm.openai_compat import OpenAICompatModel
 from vance_cli.llm.profile import build_profile
+from vance_cli.messages import Message, ToolCall
 
 RESPOND = ToolSpec(
     name="respond",

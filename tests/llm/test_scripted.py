@@ -7,15 +7,9 @@ import json
 import pytest
 
 from vance_cli.errors import ConfigError, ModelError
-from vance_cli.llm.base import (
-    Capabilities,
-    ChatRequest,
-    Completion,
-    Message,
-    ToolCall,
-    Usage,
-)
+from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.llm.scripted import FunctionModel, ScriptedModel, load_script
+from vance_cli.messages import Message, ToolCall, Usage
 
 
 def req(text="hi"):

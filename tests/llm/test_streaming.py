@@ -6,9 +6,10 @@ import pytest
 
 from tests.llm.test_contract import READ, RESPOND, litellm_loaded, make, user  # noqa: F401  (fixtures)
 from vance_cli.errors import TransportError
-from vance_cli.llm.base import Completion, StreamDelta, ToolCall, Usage
+from vance_cli.llm.base import Completion, StreamDelta
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.llm.streaming import ChunkAssembler
+from vance_cli.messages import ToolCall, Usage
 
 
 def _shape(c: Completion):

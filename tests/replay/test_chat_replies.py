@@ -151,7 +151,8 @@ async def test_an_empty_reply_in_chat_never_reaches_gemini_as_an_empty_turn(tmp_
 async def test_a_streamed_reply_keeps_the_extras_it_must_send_back(kind, tmp_path, fake_openai, make_model):
     fake_openai.enqueue_raw(response("deepseek_thinking_tool_calls", 0))  # streamed as SSE by the fake
     model = make_model(kind, "openai/deepseek-reasoner" if kind == "direct" else "deepseek/deepseek-reasoner", fake_openai.url)
-    from vance_cli.llm.base import ChatRequest, Message
+    from vance_cli.llm.base import ChatRequest
+    from vance_cli.messages import Message
 
     completion = await model.stream(ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)
     recorded = response("deepseek_thinking_tool_calls", 0)["choices"][0]["message"]
@@ -165,7 +166,8 @@ async def test_a_streamed_reply_keeps_the_extras_it_must_send_back(kind, tmp_pat
         strict=True, reason="litellm's stream wrapper drops chunks that carry only a refusal delta (1.110.2)")),
 ])
 async def test_a_streamed_refusal_is_a_refusal(kind, fake_openai, make_model):
-    from vance_cli.llm.base import ChatRequest, Message
+    from vance_cli.llm.base import ChatRequest
+    from vance_cli.messages import Message
     serve(fake_openai, "openai_refusal")
     model = make_model(kind, "openai/gpt-4o", fake_openai.url)
     completion = await model.stream(ChatRequest(messages=[Message(role="user", content="hi")]), lambda d: None)

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from tests.replay.conftest import recorded, response
-from vance_cli.llm.base import ChatRequest, Message, ToolSpec
+from vance_cli.llm.base import ChatRequest, ToolSpec
+from vance_cli.messages import Message
 
 ASK = ChatRequest(messages=[Message(role="system", content="be brief"), Message(role="user", content="hello")])
 ANY_TOOL = ToolSpec(name="get", description="d", parameters={"type": "object", "properties": {}})

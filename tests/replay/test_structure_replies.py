@@ -13,8 +13,9 @@ import json
 import pytest
 
 from tests.replay.conftest import response, serve
-from vance_cli.llm.base import Capabilities, Message
+from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.json_call import call_for_json
+from vance_cli.messages import Message
 
 SCHEMA = {
     "type": "object",

@@ -13,9 +13,10 @@ import pytest
 
 from tests.cli.helpers import vance
 from tests.replay.conftest import response, serve
-from vance_cli.llm.base import ChatRequest, Message
+from vance_cli.llm.base import ChatRequest
 from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.model_map import DEFAULT_MAX_TOKENS, map_path
+from vance_cli.messages import Message
 
 ASK = ChatRequest(messages=[Message(role="user", content="hello")])
 

@@ -9,7 +9,7 @@ import pytest
 
 from vance_cli.config.scopes import Scopes
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.llm.base import Message
+from vance_cli.messages import Message
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import SCHEMA_VERSION, Process, Status
 

@@ -14,6 +14,7 @@ import pytest
 
 from tests.engines.benjy_brain import Brain
 from tests.engines.harness import respond
+from tests.helpers import run_cli, write_script
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.events import EventBus
@@ -108,3 +109,50 @@ def test_a_version_1_benjy_run_stopped_mid_item_runs_to_done(tmp_path):
     assert all(w.status == Status.DONE and w.delivery is not None and w.delivery.to == benjy_id for w in workers)
     assert process.children == []
     assert process.history[-1].meta["kind"] == "synthesis"
+
+
+# --- a chat file written by the console script of main 120d7fb (tests/store/data/v1-cli/README.md)
+
+CLI_DATA = Path(__file__).with_name("data") / "v1-cli"
+CLI_PID = "20261204-042902-59a91e"
+CLI_WRITTEN_IN = "/tmp/v120-fixture"  # the folder the file and its scripted model were written in
+
+
+def _cli_home(tmp_path: Path) -> tuple[Path, Path]:
+    """VANCE_HOME holding the 120d7fb file, its folder moved to ``tmp_path``; (home, workspace)."""
+    home = tmp_path / "home"
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("hello\n")
+    (tmp_path / "script.yaml").write_text((CLI_DATA / "script.yaml").read_text())
+    folder = home / "processes"
+    folder.mkdir(parents=True)
+    text = (CLI_DATA / f"{CLI_PID}.json").read_text(encoding="utf-8")
+    assert json.loads(text)["schema_version"] == 1 and CLI_WRITTEN_IN in text
+    (folder / f"{CLI_PID}.json").write_text(text.replace(CLI_WRITTEN_IN, str(tmp_path)), encoding="utf-8")
+    return home, tmp_path / "ws"
+
+
+def test_a_chat_file_of_120d7fb_shows_as_120d7fb_showed_it(tmp_path):
+    home, ws = _cli_home(tmp_path)
+    result = run_cli("show", CLI_PID, env={"VANCE_HOME": str(home), "NO_COLOR": "1"}, cwd=ws)
+    assert result.returncode == 0, result.stderr
+    expected = (CLI_DATA / "show.txt").read_text(encoding="utf-8").replace(CLI_WRITTEN_IN, str(tmp_path))
+    assert result.stdout == expected
+
+
+def test_a_chat_file_of_120d7fb_goes_on_and_is_saved_in_todays_format(tmp_path):
+    home, ws = _cli_home(tmp_path)
+    model = write_script(tmp_path / "next.json", [respond("You are welcome.")])
+    result = run_cli(
+        "chat", "--resume", CLI_PID, "--model", model, "-p", "thanks",
+        env={"VANCE_HOME": str(home), "NO_COLOR": "1"}, cwd=ws,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "You are welcome."
+    saved = json.loads((home / "processes" / f"{CLI_PID}.json").read_text())
+    old = json.loads((CLI_DATA / f"{CLI_PID}.json").read_text())
+    assert saved["schema_version"] == SCHEMA_VERSION
+    # the old turn is kept as it was, the new one follows it
+    assert [m["content"] for m in saved["history"][: len(old["history"])]] == [m["content"] for m in old["history"]]
+    assert saved["history"][len(old["history"])]["content"] == "thanks"
+    assert saved["usage"]["calls"] == old["usage"]["calls"] + 1

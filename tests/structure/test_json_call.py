@@ -8,8 +8,9 @@ import pytest
 
 from tests.structure.conftest import ANTHROPIC, OTHER
 from vance_cli.errors import TransportError
-from vance_cli.llm.base import Completion, Message, ToolCall, Usage
+from vance_cli.llm.base import Completion
 from vance_cli.llm.output.json_call import call_for_json, format_rejected, parse_reply
+from vance_cli.messages import Message, ToolCall, Usage
 from vance_cli.schema.reasons import REASON_FOOTER
 
 SCHEMA = {

@@ -24,14 +24,6 @@ from vance_cli.tools.registry import builtin_registry
 HAVE_BWRAP = bwrap_works()
 
 
-# Fixtures live in each test file: this package's conftest is not ours to add.
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
 @pytest.fixture(params=["off", "bwrap"])
 def mode(request) -> str:
     if request.param == "bwrap" and not HAVE_BWRAP:

@@ -15,14 +15,6 @@ from vance_cli.tools.base import ToolContext, ToolResult
 from vance_cli.tools.registry import builtin_registry
 
 
-# Fixtures live in each test file: this package's conftest is not ours to add.
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     folder = tmp_path / "outside"

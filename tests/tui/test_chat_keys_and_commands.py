@@ -217,3 +217,19 @@ async def test_resume_of_this_chat_or_of_a_benjy_run_says_what_to_do_instead():
         assert any(f"{run.id} is a Benjy run, not a chat: /attach {run.id}" in n for n in _notes(app))
         assert app.controller.process_id == own
     app.controller.close()
+
+
+async def test_slash_compact_summarises_the_older_turns_and_shows_the_summary():
+    app = make_app(ScriptedModel([respond("a"), respond("b"), respond("c"), "SUMMARY: asked one, two, three"]))
+    async with app.run_test(size=SIZE) as pilot:
+        for text, reply in (("one", "a"), ("two", "b"), ("three", "c")):
+            await _send(pilot, text)
+            await wait_for(pilot, lambda reply=reply: _messages(app)[-1:] == [reply])
+        await _send(pilot, "/compact")
+        await wait_for(pilot, lambda: any("SUMMARY: asked one, two, three" in n for n in _notes(app)))
+        process = app.controller.runtime.store.load(app.controller.process_id)
+        [summary] = [m for m in process.history if m.meta.get("kind") == "summary"]
+        assert summary.content == "SUMMARY: asked one, two, three"
+        assert [m.content for m in process.history if m.role == "user"] == ["one", "two", "three"]  # all kept
+        await _send(pilot, "/compact")  # the last two turns stay verbatim: nothing more to summarise
+        await wait_for(pilot, lambda: any("nothing to compact" in n for n in _notes(app)))

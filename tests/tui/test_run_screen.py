@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.tui.conftest import SIZE, wait_for
 from vance_cli.events import JournalEvent, StatusChanged, TodosUpdated
-from vance_cli.llm.base import Message
+from vance_cli.messages import Message
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status, Todo
 from vance_cli.tui.app import VanceApp

@@ -9,8 +9,8 @@ from __future__ import annotations
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
 from vance_cli.events import JournalEvent, StatusChanged, TodosUpdated
-from vance_cli.llm.base import Message, ToolCall, Usage
 from vance_cli.llm.scripted import ScriptedModel
+from vance_cli.messages import Message, ToolCall, Usage
 from vance_cli.runtime.runner import Runtime
 from vance_cli.store.process import Process, Status, Todo
 from vance_cli.tui.app import VanceApp

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         if prompt is not None and not prompt.strip():
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
         # The app needs a terminal on both ends; --json and -p are for scripts.
-        full_screen = prompt is None and not plain and not json_out and sys.stdin.isatty() and sys.stdout.isatty()
+        full_screen = prompt is None and not plain and not json_out and sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
         if not full_screen and "vance_cli.tui.splash" in sys.modules:
             sys.modules["vance_cli.tui.splash"].leave()  # shown early for options that turned out not to open the app
         if full_screen:

@@ -5,12 +5,25 @@ from __future__ import annotations
 
 import sys
 
+MAX_STDIN_BYTES = 16 * 1024 * 1024  # a prompt, a goal or an answer; more is a mistake (`< /dev/zero`)
+
 
 def read_stdin_text() -> str:
-    """All of stdin as text; input that is not UTF-8 text is a usage error (nothing is created)."""
+    """All of stdin as text, at most MAX_STDIN_BYTES; input that is not UTF-8 text, a closed stdin
+    or more than that is a usage error (nothing is created)."""
     from vance_cli.errors import UsageError
 
-    data = sys.stdin.buffer.read()
+    if sys.stdin is None:
+        raise UsageError("stdin is closed, so there is no text to read from it ('-')", hint="pipe the text in, or pass it as an argument")
+    try:
+        data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or exc}", hint="pipe the text in, or pass it as an argument") from None
+    if len(data) > MAX_STDIN_BYTES:
+        raise UsageError(
+            f"the input on stdin is longer than {MAX_STDIN_BYTES // (1024 * 1024)} MiB; it was not read to its end",
+            hint="pass a shorter text (a file's path in the text lets the tools read the file itself)",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -121,6 +121,8 @@ def transcript_lines(process) -> list[str]:
     for e in entries(process):
         if e.kind == "user":
             out.append(f"you: {e.text}")
+        elif e.kind == "note" and e.tag == "summary":
+            out.append(f"  [summary of the earlier conversation, sent instead of it] {e.text}")
         elif e.kind == "note":
             out.append(f"  [system note] {e.text}")
         elif e.kind == "journal":

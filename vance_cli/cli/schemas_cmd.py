@@ -15,6 +15,8 @@ import typer
 
 from vance_cli.cli.structure_cmd import exit_for, guarded
 
+MAX_SCHEMA_FILE_BYTES = 16 * 1024 * 1024
+
 
 def _registry():
     from vance_cli.config.context import load_context
@@ -96,7 +98,7 @@ def register(app: typer.Typer) -> None:
     @schemas.command("add")
     def add(
         name: str = typer.Argument(..., help="Schema name (letters, digits, - _ .)."),
-        file: Path = typer.Argument(..., help="The JSON Schema file."),  # noqa: B008 - typer idiom
+        file: Path = typer.Argument(..., help="The JSON Schema file ('-': stdin)."),  # noqa: B008 - typer idiom
         manual: Path | None = typer.Option(None, "--manual", help="A Markdown manual for the content stage."),  # noqa: B008
         scope: str | None = typer.Option(None, "--scope", help="project | user (default: project if there is one, else user)."),
     ) -> None:
@@ -111,12 +113,31 @@ def register(app: typer.Typer) -> None:
 
             check_name(name)
             path = Path(file).expanduser()
-            try:
-                raw = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path") from exc
+            if str(file) == "-":  # the schema on stdin (bounded, like every stdin read)
+                from vance_cli.cli.common import read_stdin_text
+
+                raw = read_stdin_text()
+            else:
+                try:
+                    if path.is_file() and path.stat().st_size > MAX_SCHEMA_FILE_BYTES:
+                        raise InvalidSchema(
+                            f"schema file {path} is larger than {MAX_SCHEMA_FILE_BYTES // (1024 * 1024)} MiB",
+                            hint="a JSON Schema is a few KB; check the path",
+                        )
+                    with path.open("rb") as f:
+                        data = f.read(MAX_SCHEMA_FILE_BYTES + 1)
+                    if len(data) > MAX_SCHEMA_FILE_BYTES:  # a pipe or device (/dev/stdin, /dev/zero)
+                        raise InvalidSchema(
+                            f"schema file {path} is larger than {MAX_SCHEMA_FILE_BYTES // (1024 * 1024)} MiB; it was not read to its end",
+                            hint="a JSON Schema is a few KB; check the path",
+                        )
+                    raw = data.decode("utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path") from exc
             try:
                 schema = json.loads(raw)
+            except RecursionError as exc:
+                raise InvalidSchema(f"schema file {file} is nested too deeply", hint=f"fix the JSON in {file}") from exc
             except ValueError as exc:
                 raise InvalidSchema(f"schema file {file} is not valid JSON: {exc}", hint=f"fix the JSON in {file}") from exc
             manual_text = None

@@ -98,6 +98,10 @@ class LineChat:
                     break
                 if not line.strip():
                     continue
+                if line.strip() == "/compact":
+                    done = await self.chat.compact(process)
+                    err("compacted: the older turns are summarised" if done else "nothing to compact")
+                    continue
                 problem = check_utf8_input(line, "that line")
                 if problem:
                     err(f"{problem}; it was not sent")

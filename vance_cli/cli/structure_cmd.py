@@ -81,7 +81,7 @@ def read_prompt(prompt: str | None) -> str:
     from vance_cli.cli.common import read_stdin_text, require_text
     from vance_cli.errors import UsageError
 
-    if prompt == "-" or (prompt is None and not sys.stdin.isatty()):
+    if prompt == "-" or (prompt is None and sys.stdin is not None and not sys.stdin.isatty()):
         prompt = read_stdin_text()
     elif prompt is not None:
         require_text(prompt, "the prompt")

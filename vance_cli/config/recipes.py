@@ -215,7 +215,8 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _describe(error: dict[str, Any]) -> tuple[str, str]:
+def describe_error(error: dict[str, Any]) -> tuple[str, str]:
+    """(where, what) of one pydantic error of a recipe file, worded for the person (Benjy's config too)."""
     loc = tuple(error["loc"])
     message = error["msg"]
     if error["type"] == "extra_forbidden":
@@ -232,13 +233,13 @@ def _describe(error: dict[str, Any]) -> tuple[str, str]:
 
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """The first ``limit`` problems of a recipe validation, on one line ("key 'x': why; ...")."""
-    parts = [f"key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors()[:limit])]
+    parts = [f"key '{loc}': {msg}" for loc, msg in map(describe_error, exc.errors()[:limit])]
     more = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
 def _recipe_error(path: Path, exc: ValidationError) -> RecipeError:
-    lines = [f"{_display(path)}: key '{loc}': {msg}" for loc, msg in map(_describe, exc.errors())]
+    lines = [f"{_display(path)}: key '{loc}': {msg}" for loc, msg in map(describe_error, exc.errors())]
     return RecipeError(
         "\n".join(lines),
         hint=f"fix {_display(path)}; `vance recipes validate {path}` checks it again",
@@ -284,6 +285,19 @@ def _safe_load(text: str) -> Any:
     return yaml.safe_load(text)
 
 
+def _yaml_where(exc: Exception) -> str:
+    """``: line L column C: what the parser expected`` in one line (PyYAML's text is 5-8 lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if mark is None:
+        return ": " + " ".join(str(exc).split())
+    what = f": {problem}" if problem else ""
+    context = getattr(exc, "context", None)
+    if context:
+        what += f" ({context})"
+    return f": line {mark.line + 1} column {mark.column + 1}{what}"
+
+
 def _read_yaml(path: Path, home: Path | None) -> dict[str, Any]:
     shown = _display(path)
     try:
@@ -307,7 +321,7 @@ def _read_yaml(path: Path, home: Path | None) -> dict[str, Any]:
     try:
         data = cached_parse("yaml", text, _safe_load, home=home, check=lambda value: _check_expansion(value, shown))
     except (error_of("yaml", "YAMLError"), ValueError) as exc:  # ValueError: an integer of 4,300+ digits
-        raise RecipeError(f"{shown}: invalid YAML: {exc}", hint=f"fix the YAML syntax in {shown}") from exc
+        raise RecipeError(f"{shown}: invalid YAML{_yaml_where(exc)}", hint=f"fix the YAML syntax in {shown}") from exc
     except RecursionError as exc:  # deeply nested flow collections
         raise RecipeError(f"{shown}: the YAML is nested too deeply", hint=f"flatten {shown}") from exc
     if data is None:
@@ -357,7 +371,7 @@ def _find_in(folder: Path, name: str) -> Path | None:
     return None
 
 
-def _looks_like_path(name: str) -> bool:
+def looks_like_path(name: str) -> bool:
     return "/" in name or name.endswith(RECIPE_SUFFIXES)
 
 
@@ -366,7 +380,7 @@ def load_recipe(name: str, scopes: Scopes) -> Recipe:
 
     A name that looks like a path (contains "/" or ends in .yaml/.yml) is read as that file.
     """
-    if _looks_like_path(name):
+    if looks_like_path(name):
         path = Path(name).expanduser()
         if not path.is_absolute():
             path = scopes.cwd / path

@@ -86,6 +86,11 @@ def _read_toml(path: Path, home: Path | None = None) -> dict[str, Any]:
         ) from exc
     try:
         return cached_parse("toml", text, _toml_loads, home=home)
+    except RecursionError as exc:
+        raise ConfigError(
+            f"config file {path} is not valid TOML: its arrays or tables are nested too deeply",
+            hint=f"fix {path}",
+        ) from exc
     except ValueError as exc:  # TOMLDecodeError is one; so is an integer of over 4,300 digits
         detail = str(exc)
         match = re.search(r"line (\d+)", detail)

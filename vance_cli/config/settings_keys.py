@@ -166,7 +166,7 @@ class Checker:
                     self.fail(here, f"must be one of {', '.join(TRANSPORTS)}, got {value!r}")
             elif key == "timeout":
                 self.number(value, here)
-            elif key == "max_tokens":
+            elif key in ("max_tokens", "context_window"):
                 self.number(value, here, integer=True, minimum=1)
             elif key == "price" and per_model:
                 for pkey, pvalue in self.table(value, here).items():

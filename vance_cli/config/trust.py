@@ -1,10 +1,11 @@
 """Folder trust: a project's `.vance/` may send keys elsewhere or widen tools only once the user trusts it.
 
-A cloned repository brings its own `.vance/`. Its harmless settings (the default model, timeouts,
-schemas) always apply; the ones that can send the user's keys and conversation to another server
+A cloned repository brings its own `.vance/`. Its harmless settings (timeouts, schemas) always
+apply; the ones that can send the user's keys and conversation to another server
 or give the model more power apply only in a folder the user trusted:
 
-- ``[model] api_base``, ``api_key``, ``transport``; every ``[models."..."]`` table;
+- ``[model] default``, ``api_base``, ``api_key``, ``transport``; every ``[models."..."]`` table and
+  every alias (``[aliases]``): they choose the model, and ``scripted:FILE`` is a brain the folder ships;
 - ``[structure] model`` and ``schemaBuilderModel`` (the schemas' models);
 - ``[exec]`` (the command sandbox, its network and environment);
 - ``[permissions]`` (approval rules: which tool calls run without asking);
@@ -43,13 +44,17 @@ if TYPE_CHECKING:
 
 TRUST_FILE = "trusted.json"
 # Vance's own state in a project scope: written at every turn, not configuration.
-STATE_DIRS = frozenset({"processes", "data"})
+STATE_DIRS = frozenset({"processes", "data", "workspaces"})  # workspaces: `--target NAME`
 RECIPE_SUFFIXES = (".yaml", ".yml")
+LOADED_DIRS = frozenset({"recipes", "schemas"})  # what the loaders read in .vance/, besides config.toml
 
 # Project-scope settings that apply only in a trusted folder: table -> keys (None: the whole table).
 RESTRICTED: dict[str, tuple[str, ...] | None] = {
-    "model": ("api_base", "api_key", "transport"),
+    # model.default and [aliases] choose the model, and a model string may name a brain
+    # (``scripted:FILE``) that the folder ships: that drives the chat as much as api_base does.
+    "model": ("default", "api_base", "api_key", "transport"),
     "models": None,
+    "aliases": None,
     "structure": ("model", "schemaBuilderModel"),
     "exec": None,
     "permissions": None,  # approval rules: which tool calls run without asking
@@ -88,13 +93,26 @@ def split_restricted(layer: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def project_digest(vance_dir: Path) -> str:
     """A SHA-256 over every file under ``vance_dir`` (names and bytes), Vance's state excluded.
 
-    Symlinks are followed (what the loaders read is what counts) and their targets are part of
-    the digest; an unreadable entry counts by its error, so the digest is stable either way.
+    A symlink counts by its target path. It is followed (what the loaders read counts) when it
+    points inside the project folder (the one holding ``vance_dir``) or when it is what the
+    loaders read (``config.toml``, ``recipes/``, ``schemas/`` and what is in them); any other link
+    out of the project (``.vance/z -> /usr``) is one entry, not a walk of that tree, and a link
+    into ``/proc``, ``/sys`` or ``/dev`` is never followed. An unreadable entry counts by its
+    error, so the digest is stable either way.
     """
     import hashlib
 
     h = hashlib.sha256()
     seen: set[str] = set()
+    project = os.path.realpath(Path(vance_dir).parent)
+
+    def follow(path: Path, here: str) -> bool:
+        real = os.path.realpath(path)
+        if real.startswith(("/proc/", "/sys/", "/dev/")) or real in ("/proc", "/sys", "/dev"):
+            return False
+        if real == project or real.startswith(project.rstrip(os.sep) + os.sep):
+            return True
+        return here == "config.toml" or here.split("/", 1)[0] in LOADED_DIRS
 
     def walk(folder: Path, rel: str, depth: int) -> None:
         real = os.path.realpath(folder)
@@ -118,6 +136,8 @@ def project_digest(vance_dir: Path) -> str:
                     h.update(b"L " + enc + b"\0" + os.fsencode(os.readlink(path)) + b"\0")
                 except OSError:
                     pass
+                if not follow(path, here):
+                    continue
             if path.is_dir():
                 h.update(b"D " + enc + b"\0")
                 walk(path, f"{here}/", depth + 1)
@@ -172,7 +192,7 @@ def load_records(user: Path) -> dict[str, TrustRecord]:
             key: TrustRecord(Path(key), str(value["digest"]), float(value.get("trusted_at", 0)))
             for key, value in folders.items()
         }
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise ConfigError(
             f"the trust list {path} is damaged ({type(exc).__name__}: {exc})",
             hint=f"delete {path} and trust your folders again with `vance trust PATH`",
@@ -322,7 +342,7 @@ def restricted_settings(project: Path) -> list[str]:
 
     try:
         layer = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError, RecursionError):  # TOMLDecodeError is a ValueError
         return []
     return split_restricted(layer)[1]
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vance_cli.llm.base import Capabilities, ChatRequest, Completion, ToolCall, Usage
+from vance_cli.llm.base import Capabilities, ChatRequest, Completion
+from vance_cli.messages import ToolCall, Usage
 
 DEMO_PREFIX = "demo:"
 CAPABILITIES = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False,

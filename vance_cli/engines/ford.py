@@ -32,7 +32,18 @@ from dataclasses import dataclass, replace
 
 from vance_cli.config.recipes import Recipe
 from vance_cli.engines.base import Engine
+from vance_cli.engines.compact import (
+    KEEP_TURNS,
+    SUMMARY_KIND,
+    SUMMARY_MAX_TOKENS,
+    SUMMARY_PROMPT,
+    covered,
+    cut_point,
+    sent_history,
+    summary_input,
+)
 from vance_cli.engines.stream_view import StreamView
+from vance_cli.errors import ModelError
 from vance_cli.events import (
     JournalEvent,
     MessageEvent,
@@ -40,7 +51,9 @@ from vance_cli.events import (
     ToolStarted,
     UsageEvent,
 )
-from vance_cli.llm.base import ChatRequest, Completion, Message, ToolCall
+from vance_cli.llm.base import ChatRequest, Completion
+from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, overflow_error, reply_room
+from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
 from vance_cli.tools.base import MALFORMED, Tool, ToolResult
@@ -174,12 +187,11 @@ class FordEngine(Engine):
             self._persist(process)
 
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
+        request = self._build_request(process, recipe, tools, turn)
+        if not self._fit(request).fits:  # before the call is counted
+            request = await self._compacted_request(process, recipe, tools, turn)
         turn.iterations += 1
         turn.store(process)
-        request = ChatRequest(
-            messages=self._request_messages(process, recipe), tools=[t.spec() for t in tools.values()],
-            max_tokens=turn.max_tokens,
-        )
         if self.deps.stream:
             view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
             completion = await self.deps.model.stream(request, view.feed)
@@ -194,10 +206,73 @@ class FordEngine(Engine):
         )
         return completion
 
-    def _request_messages(self, process: Process, recipe: Recipe) -> list[Message]:
+    def _build_request(
+        self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, *, shorten_old: bool = False
+    ) -> ChatRequest:
+        return ChatRequest(
+            messages=self._request_messages(process, recipe, shorten_old=shorten_old),
+            tools=[t.spec() for t in tools.values()],
+            max_tokens=turn.max_tokens,
+        )
+
+    def _fit(self, request: ChatRequest) -> Fit:
+        model = self.deps.model
+        return fit(request, model.context_window, model.max_tokens, model.name)
+
+    async def _compacted_request(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> ChatRequest:
+        """The request made to fit (engines/compact.py): older tool results shortened, then the older
+        turns summarised; one that still cannot fit fails here, before it is sent (ContextOverflow,
+        exit 1), instead of as the server's 400 after the call."""
+        request = self._build_request(process, recipe, tools, turn, shorten_old=True)
+        if self._fit(request).fits:
+            self._journal(process, "context: tool results of earlier turns shortened on the wire to fit the model's window")
+            return request
+        if await self.compact(process):
+            request = self._build_request(process, recipe, tools, turn, shorten_old=True)
+        result = self._fit(request)
+        if not result.fits:
+            model = self.deps.model
+            raise overflow_error(model.name, result.prompt_tokens, model.context_window or 0, result.budget or 0)
+        return request
+
+    async def compact(self, process: Process, *, keep_turns: int = KEEP_TURNS) -> bool:
+        """Summarise the turns before the last ``keep_turns`` user messages in one model call, kept
+        as a summary entry of the history (nothing is deleted); False when nothing is left to
+        summarise. ``/compact`` calls it on demand."""
+        cut = cut_point(process.history, keep_turns)
+        if cut is None:
+            return False
+        model = self.deps.model
+        window = model.context_window
+        budget = window - reply_room(window, SUMMARY_MAX_TOKENS) if window else 8000
+        prompt = Message(role="system", content=SUMMARY_PROMPT)
+        room = max(1000, (budget - estimate_tokens(ChatRequest(messages=[prompt])) - 50) * CHARS_PER_TOKEN)
+        before = covered(process.history)
+        request = ChatRequest(
+            messages=[prompt, Message(role="user", content=summary_input(process.history, cut, room))],
+            max_tokens=SUMMARY_MAX_TOKENS,
+        )
+        completion = await model.complete(request)
+        usage = completion.usage if completion.usage.calls else completion.usage.model_copy(update={"calls": 1})
+        process.usage.add(usage)
+        self.deps.bus.emit(UsageEvent(process.id, usage.calls, usage.prompt_tokens, usage.completion_tokens, usage.cost))
+        text = (completion.text or "").strip()
+        if not text:
+            raise ModelError(
+                "compaction failed: the model returned an empty summary",
+                hint="try again, or start a new chat (vance chat without --continue)",
+            )
+        process.history.append(Message(role="system", content=text, meta={"kind": SUMMARY_KIND, "covers": cut}))
+        self._journal(
+            process, f"context compacted: {cut - before} earlier messages summarised (the process file keeps them all)"
+        )
+        self._persist(process)
+        return True
+
+    def _request_messages(self, process: Process, recipe: Recipe, *, shorten_old: bool = False) -> list[Message]:
         system = "\n\n".join(p for p in (recipe.systemPrompt, recipe.promptPrefix) if p)
         out = [Message(role="system", content=system)] if system else []
-        for m in process.history:
+        for m in sent_history(process.history, shorten_old=shorten_old):
             # Corrections are system notes in the history; on the wire they travel as user messages
             # because Anthropic, Gemini and many local chat templates reject or hoist a system
             # message in the middle of a conversation.

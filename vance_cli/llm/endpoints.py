@@ -22,6 +22,34 @@ def provider_of(model: str) -> str:
     return head.lower() if sep else "openai"
 
 
+# The hosts a provider's own key belongs to (litellm reads these keys from the environment).
+PROVIDER_HOSTS = {
+    "openai": ("api.openai.com",),
+    "anthropic": ("api.anthropic.com",),
+    "gemini": ("generativelanguage.googleapis.com",),
+    "mistral": ("api.mistral.ai",),
+    "groq": ("api.groq.com",),
+    "deepseek": ("api.deepseek.com",),
+    "together_ai": ("api.together.xyz",),
+    "openrouter": ("openrouter.ai",),
+    "xai": ("api.x.ai",),
+    "cohere": ("api.cohere.ai", "api.cohere.com"),
+}
+
+
+def foreign_base(model: str, api_base: str | None) -> bool:
+    """True when ``api_base`` points a provider with a key of its own somewhere else than its host:
+    the provider's key from the environment must not go there (the person configures a key for it)."""
+    hosts = PROVIDER_HOSTS.get(provider_of(model))
+    if not hosts or not api_base or not api_base.strip():
+        return False
+    try:
+        host = (urlsplit(api_base.strip()).hostname or "").lower()
+    except ValueError:
+        return True
+    return host not in hosts
+
+
 def _strip_suffix(path: str, *suffixes: str) -> str:
     for suffix in suffixes:
         if path.endswith(suffix):

@@ -18,6 +18,7 @@ from typing import Any
 
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import ChatRequest, Completion, OnDelta, replay
+from vance_cli.llm.endpoints import foreign_base
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.retry import (
     connection_error,
@@ -175,11 +176,12 @@ class LiteLLMModel(WireModel):
         if self.api_base:
             kwargs["api_base"] = self.api_base
         api_key = self.api_key
-        if (
-            api_key is None
-            and self.api_base
-            and self.name.startswith("openai/")
-            and not os.environ.get("OPENAI_API_KEY")
+        # No key configured for a base that is not the provider's own host: litellm would read the
+        # provider's key from the environment (OPENAI_API_KEY, ...) and send it there. A placeholder
+        # goes instead (local servers accept any key; a server that needs one gets VANCE_API_KEY).
+        if api_key is None and (
+            foreign_base(self.name, self.api_base)
+            or (self.api_base and self.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"))
         ):
             api_key = _PLACEHOLDER_KEY
         if api_key is not None:

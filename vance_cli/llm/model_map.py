@@ -115,6 +115,12 @@ def max_output_tokens(model: str) -> int | None:
     return None
 
 
+def context_window(model: str) -> int | None:
+    """The model's input limit (``max_input_tokens``) according to the map, or None."""
+    value = (model_info(model) or {}).get("max_input_tokens")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 @dataclass(frozen=True)
 class Price:
     """USD per token; ``cached_input`` applies to prompt tokens the provider served from its cache."""

@@ -24,6 +24,7 @@ from vance_cli.llm.base import Capabilities
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
+from vance_cli.llm.model_map import context_window as map_context_window
 from vance_cli.llm.retry import retry_settings
 from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
 
@@ -52,6 +53,9 @@ class ModelProfile:
     max_output_tokens: int | None  # the most the model can give (litellm's map); None: not known
     price: Price | None  # per token: the configured one, else the map's; None: not known
     price_configured: bool = False  # the price came from config.toml (litellm prices the rest itself)
+    # Tokens of context (prompt and reply): config.toml's context_window, else the map's
+    # max_input_tokens; None: not known (requests are then not checked against it).
+    context_window: int | None = None
 
 
 def select_transport(model: str, transport: str | None, api_base: str | None) -> Transport:
@@ -87,6 +91,7 @@ def build_profile(
     capability_overrides: Mapping[str, Any] | None = None,
     max_tokens: int | None = None,
     price: Mapping[str, Any] | None = None,
+    context_window: int | None = None,
 ) -> ModelProfile:
     """The profile of ``model`` from option values (``profile_for`` reads them from the settings).
 
@@ -109,6 +114,7 @@ def build_profile(
         max_output_tokens=max_output_tokens(model),
         price=resolve_price(model, dict(price) if price else None),
         price_configured=bool(price),
+        context_window=int(context_window) if context_window else map_context_window(model),
     )
 
 
@@ -126,4 +132,5 @@ def profile_for(model: str, settings: SettingsLike) -> ModelProfile:
         capability_overrides=settings.capability_overrides(model),
         max_tokens=options.get("max_tokens"),
         price=options.get("price"),
+        context_window=options.get("context_window"),
     )

@@ -27,7 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from vance_cli.errors import ConfigError, ModelError
-from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion, ToolCall, Usage
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion
+from vance_cli.messages import ToolCall, Usage
 
 
 class ToolCallReply(BaseModel):
@@ -63,6 +64,8 @@ class ScriptFile(BaseModel):
 
     replies: list[Any]
     capabilities: Capabilities | None = None
+    # Tokens of context, to test what does not fit (llm/context.py); None: not checked.
+    context_window: int | None = Field(default=None, ge=1)
 
     @field_validator("capabilities", mode="before")
     @classmethod
@@ -77,8 +80,15 @@ class ScriptFile(BaseModel):
 class Script(list):
     """The replies of a script file, plus the file's capabilities and path (ScriptedModel reads both)."""
 
-    def __init__(self, replies: Iterable[Any], capabilities: Capabilities | None = None, source: str | None = None):
+    def __init__(
+        self,
+        replies: Iterable[Any],
+        capabilities: Capabilities | None = None,
+        source: str | None = None,
+        context_window: int | None = None,
+    ):
         super().__init__(replies)
+        self.context_window = context_window
         self.capabilities = capabilities
         self.source = source
 
@@ -151,9 +161,11 @@ class ScriptedModel(ChatModel):
         replies: Iterable[Completion | str | dict | Callable[[ChatRequest], Any]] = (),
         name: str = "scripted",
         capabilities: Capabilities | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.name = name
         self.source: str | None = getattr(replies, "source", None)
+        self.context_window = context_window or getattr(replies, "context_window", None)
         file_caps = getattr(replies, "capabilities", None)
         self.capabilities = capabilities or file_caps or Capabilities()
         self._queue: deque[Any] = deque(replies)
@@ -219,6 +231,8 @@ def load_script(path: str | Path) -> Script:
         raw_text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"scripted model: script file {file} not found", hint="check the path after 'scripted:'") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"scripted model: script file {file} is not UTF-8 text (byte {exc.start})", hint="save it as UTF-8") from exc
     except OSError as exc:
         raise ConfigError(f"scripted model: cannot read script file {file}: {exc}", hint="check the path after 'scripted:'") from exc
     try:
@@ -230,6 +244,8 @@ def load_script(path: str | Path) -> Script:
             data = yaml.safe_load(raw_text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"script file {file}: invalid JSON at line {exc.lineno}: {exc.msg}", hint=hint) from exc
+    except RecursionError as exc:
+        raise ConfigError(f"script file {file}: nested too deeply", hint=hint) from exc
     except Exception as exc:  # yaml.YAMLError: line and column are in its text
         raise ConfigError(f"script file {file}: invalid YAML: {' '.join(str(exc).split())}", hint=hint) from exc
     if isinstance(data, list):
@@ -253,4 +269,4 @@ def load_script(path: str | Path) -> Script:
             replies.append(Reply.model_validate(item))
         except ValidationError as exc:
             raise ConfigError(f"script file {file}: reply {number}: {_first_error(exc)}", hint=hint) from exc
-    return Script(replies, capabilities=script.capabilities, source=str(file))
+    return Script(replies, capabilities=script.capabilities, source=str(file), context_window=script.context_window)

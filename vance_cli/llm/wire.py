@@ -16,10 +16,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from vance_cli.errors import ModelError
-from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion, Message, ToolCall, Usage
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion
 from vance_cli.llm.endpoints import shown_url
 from vance_cli.llm.profile import ModelProfile
 from vance_cli.llm.retry import Announce, announce_on_stderr
+from vance_cli.messages import Message, ToolCall, Usage
 
 # Assistant-message fields a provider wants back on the next request of a tool loop (see
 # wire_messages), and the same for one tool call; litellm moves unknown ones into
@@ -263,6 +264,7 @@ class WireModel(ChatModel):
         self.retries = dict(profile.retries)
         self.max_tokens = profile.max_tokens
         self.max_output_tokens = profile.max_output_tokens
+        self.context_window = profile.context_window
         self.price = profile.price
         self._announce = announce
         self._sleep = sleep

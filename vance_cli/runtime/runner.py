@@ -160,8 +160,16 @@ class Runtime:
         if save:
             self.store.save(process)
 
-    async def drive(self, process: Process, *, model_override: str | None = None, host: EngineHost | None = None) -> None:
-        """Run the engine until the process waits for a person or has nothing left to do.
+    async def compact(self, process: Process) -> bool:
+        """Summarise the older turns of a chat now (``/compact``): False when nothing is left to
+        summarise. The engine is set up as for a turn (the same model, trust and tools)."""
+        return bool(await self.drive(process, compact=True))
+
+    async def drive(
+        self, process: Process, *, model_override: str | None = None, host: EngineHost | None = None, compact: bool = False
+    ) -> bool | None:
+        """Run the engine until the process waits for a person or has nothing left to do
+        (``compact``: only compact the chat's history, see ``compact``).
 
         ``host`` is the scheduler driving a process tree (vance_cli.runtime.scheduler): engines
         that spawn children (Benjy) and the delegation tools reach it as ``deps.host``.
@@ -178,6 +186,8 @@ class Runtime:
             process.model = resolved
         if process.status in (Status.DONE,):
             raise UsageError(f"process {process.id} is DONE", hint="start a new one")
+        if not model_override and process.model and not project_trusted(self.scopes) and process.id not in self._created:
+            self._refuse_shipped_brain(process)
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
@@ -203,6 +213,8 @@ class Runtime:
             untrusted=untrusted,
         )
         engine = engine_class(process.engine)(deps)
+        if compact:
+            return await _compact(engine, process)
         try:
             await engine.run(process)
         except ModelError as exc:
@@ -228,6 +240,24 @@ class Runtime:
     def _persist(self, process: Process) -> None:
         self.store.save(process)
         crashpoint(f"save.{process.engine}")
+
+    def _refuse_shipped_brain(self, process: Process) -> None:
+        """A process file in an untrusted project whose model is a script in that folder (the
+        repository ships both) does not choose who drives the turn: UsageError naming --model."""
+        from vance_cli.llm.factory import SCRIPTED_PREFIX
+
+        if not process.model.startswith(SCRIPTED_PREFIX):
+            return
+        root, command = self._untrusted_where()
+        script = Path(process.model[len(SCRIPTED_PREFIX) :]).expanduser()
+        if not script.is_absolute():
+            script = Path(process.workspace or self.scopes.cwd) / script
+        if script.resolve().is_relative_to(root):
+            raise UsageError(
+                f"process {process.id} is driven by {process.model}, a script in {root}, whose .vance/ is not "
+                "trusted: it is not used",
+                hint=f"resume with --model MODEL, or trust the folder with: {command}",
+            )
 
     def _untrusted_where(self) -> tuple[Path, str]:
         """The untrusted project folder and the command that trusts it."""
@@ -302,3 +332,16 @@ class Runtime:
             self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
         self.store.save(process)
 
+
+
+async def _compact(engine, process: Process) -> bool:
+    compact = getattr(engine, "compact", None)
+    if compact is None:
+        raise UsageError(
+            f"process {process.id} ({process.engine}) has no chat history to compact",
+            hint="/compact works on chats (Arthur, Ford); Benjy's state is never compacted",
+        )
+    try:
+        return await compact(process)
+    finally:
+        engine.flush_events()

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from vance_cli.crashpoints import crashpoint
 from vance_cli.engines import awaits_workers, has_work, pending_question, waiting_on, worker_params
-from vance_cli.errors import ModelError, StoreError, UsageError
+from vance_cli.errors import ModelError, StoreError, UsageError, VanceError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
 from vance_cli.runtime.runner import Runtime
@@ -161,11 +161,39 @@ class Scheduler:
         self.tree[child.id] = child
         return child
 
-    def prepare_worker(self, recipe: str, *, check: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(the recipe snapshot, the engine params) of a worker of ``recipe`` (VanceError when it cannot be one)."""
-        from vance_cli.config.recipes import load_recipe
+    def prepare_worker(
+        self, recipe: str, *, check: str | None = None, parent: Process | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(the recipe snapshot, the engine params) of a worker of ``recipe`` (VanceError when it cannot be one).
 
+        The model names the recipe and the check, so both are held to what the person granted:
+        the recipe comes from the recipe cascade of trusted scopes (a name, never a file path; a
+        project recipe only while the project is trusted as it is now), and a worker never gets
+        more than ``parent`` has: no exec_run, no network and no check command (a check runs a
+        command) unless the parent's own recipe grants exec_run (and the network).
+        """
+        from vance_cli.config.recipes import load_recipe, looks_like_path
+
+        if looks_like_path(recipe):
+            raise VanceError(
+                f"process_spawn takes a recipe name, not a file path ({recipe!r}): workers come from the "
+                "recipes of the user, the bundled ones and a trusted project's .vance/recipes/",
+                hint="name a recipe such as benjy-coding or coding (`vance recipes list`)",
+            )
         loaded = load_recipe(recipe, self.scopes)
+        if loaded.origin == "project":
+            from vance_cli.config.trust import TRUSTED, folder_state
+
+            # Read again now: the trust state of this Scopes was read when the command started,
+            # and a command run since may have changed .vance/.
+            if folder_state(self.scopes.project, self.scopes.user) != TRUSTED:
+                raise VanceError(
+                    f"recipe {recipe!r} is in {self.scopes.project}, which changed since it was trusted "
+                    "(or is not trusted); it is not used for a worker",
+                    hint=f"the person can check it and run `vance trust {self.scopes.project.parent}`",
+                )
+        if parent is not None:
+            _within_parent_grant(loaded, parent, check=check, name=recipe)
         params = worker_params(loaded, self.scopes, check=check, name=recipe)
         return loaded.model_dump(mode="json"), params
 
@@ -364,3 +392,30 @@ class Scheduler:
                 with contextlib.suppress(StoreError), lock:
                     self.store.save(process)
                 self.runtime.bus.emit(StatusChanged(process.id, old.value, Status.FAILED.value, process.status_reason))
+
+
+def _within_parent_grant(child: Any, parent: Process, *, check: str | None, name: str) -> None:
+    """VanceError when a worker of ``child`` would get more than ``parent`` has (see prepare_worker)."""
+    from vance_cli.config.recipes import Recipe
+
+    try:
+        granted = Recipe.model_validate(parent.recipe)
+        tools, network = set(granted.tool_names()), granted.exec.network
+    except Exception:  # noqa: BLE001 - a snapshot that does not validate grants nothing extra
+        tools, network = set(), False
+    why = f"this process ({parent.recipe_name or parent.engine}) may not run commands: its recipe has no exec_run"
+    if check and "exec_run" not in tools:
+        raise VanceError(
+            f"check runs a command ({check!r}); {why}, and a worker never gets more than the process that starts it",
+            hint="spawn without check (the person can run `vance benjy run GOAL --check CMD` themselves)",
+        )
+    if "exec_run" in child.tool_names() and "exec_run" not in tools:
+        raise VanceError(
+            f"recipe {name!r} grants exec_run; {why}, and a worker never gets more than the process that starts it",
+            hint="use a recipe without exec_run, e.g. coding",
+        )
+    if child.exec.network and not network:
+        raise VanceError(
+            f"recipe {name!r} gives its commands the network (exec: {{network: true}}), which this process does not have",
+            hint="use a recipe without exec.network",
+        )

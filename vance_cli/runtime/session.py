@@ -53,6 +53,10 @@ class ChatSession:
             if self.model is not None and self._taken_in(process):
                 self.model = None
 
+    async def compact(self, process: Process) -> bool:
+        """``/compact``: summarise the older turns now (False: nothing to summarise)."""
+        return await self.runtime.compact(process)
+
     async def turn(self, process: Process, text: str | None) -> None:
         """Send ``text`` (None: only continue an open turn) and drive until the process waits."""
         if text is not None:

@@ -127,7 +127,7 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
     it resolves inside it, and validating against it terminates. The same object is checked once."""
     from jsonschema.exceptions import best_match
 
-    from vance_cli.schema.dialects import dialect_of, meta_validator, validator_class
+    from vance_cli.schema.dialects import dialect_of, meta_validator, unknown_dialect, validator_class
 
     if not isinstance(schema, dict):
         raise InvalidSchema(
@@ -141,6 +141,13 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
         raise InvalidSchema(
             f"{where} nests {depth} levels deep; at most {MAX_SCHEMA_DEPTH} are supported",
             hint='move nested parts into "$defs" and point at them with "$ref"',
+        )
+    unknown = unknown_dialect(schema)
+    if unknown is not None:
+        raise InvalidSchema(
+            f"{where} declares an unknown JSON Schema draft: \"$schema\": {shorten(unknown, 200)!r}",
+            hint='use a known draft (e.g. "https://json-schema.org/draft/2020-12/schema" or '
+            '"http://json-schema.org/draft-07/schema#"), or leave "$schema" out for 2020-12',
         )
     cls = validator_class(schema)
     meta = meta_validator(cls)

@@ -110,6 +110,19 @@ def validator_class(schema: Any) -> Any:
     return Draft202012Validator
 
 
+def unknown_dialect(schema: Any) -> str | None:
+    """The declared ``$schema`` when no validator knows it (None: none declared, or a known one)."""
+    from jsonschema.validators import validator_for
+
+    declared = schema.get("$schema") if isinstance(schema, dict) else None
+    if not isinstance(declared, str):
+        return None
+    for candidate in (declared, _normal_uri(declared), _normal_uri(declared) + "#"):
+        if validator_for({"$schema": candidate}, default=None) is not None:
+            return None
+    return declared
+
+
 _META: dict[str, Any] = {}
 
 

@@ -60,6 +60,10 @@ def _read_process(path: Path) -> Process:
         raise _Unreadable(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise _Unreadable(f"invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise _Unreadable("invalid JSON: nested too deeply") from exc
     if not isinstance(data, dict):
         raise _Unreadable(f"expected a JSON object, found {type(data).__name__}")
     version = data.get("schema_version", SCHEMA_VERSION)
@@ -75,6 +79,8 @@ def _read_process(path: Path) -> Process:
         process = Process.model_validate(data)
     except ValidationError as exc:
         raise _Unreadable(_validation_reason(exc)) from exc
+    except RecursionError as exc:
+        raise _Unreadable("its content is nested too deeply") from exc
     if process.id != path.stem:
         raise _Unreadable(f"its id {process.id!r} does not match the file name")
     return process

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from vance_cli.errors import ProcessLocked
+from vance_cli.errors import ProcessLocked, StoreError
 from vance_cli.text import shorten
 
 
@@ -108,8 +108,15 @@ def process_lock(lock_path: Path, process_id: str) -> Iterator[None]:
     lock_path = Path(lock_path)
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        # O_NOFOLLOW: a lock file that is a symlink (shipped in a cloned .vance/) would have the
+        # file behind it truncated; Vance never writes through a link in its state folder.
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreError(
+                f"the lock file {lock_path} is a symbolic link; Vance does not write through links in its state folder",
+                hint=f"remove the link (rm {lock_path}); Vance creates the lock file itself",
+            ) from None
         raise write_error(lock_path, exc, "lock file") from exc
     try:
         try:

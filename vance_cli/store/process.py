@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, model_validator
 
 from vance_cli.errors import InvalidTransition
-from vance_cli.llm.base import Message, Usage
+from vance_cli.messages import Message, Usage
 
 # 2: the tree fields left engine_params (children, worker, delivery, deliveries).
 SCHEMA_VERSION = 2

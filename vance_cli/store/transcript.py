@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vance_cli.llm.base import ToolCall
+from vance_cli.messages import ToolCall
 from vance_cli.store.process import Process
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import StoreError
-from vance_cli.llm.base import ChatModel, Message, Usage
+from vance_cli.llm.base import ChatModel
+from vance_cli.messages import Message, Usage
 
 CACHE_TABLE = "structure_schema_cache"
 META_SCHEMA_NAME = "_meta-schema.json"

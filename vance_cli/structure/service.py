@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vance_cli.errors import UsageError
-from vance_cli.llm.base import ChatModel, Message, Usage
+from vance_cli.llm.base import ChatModel
+from vance_cli.messages import Message, Usage
 from vance_cli.schema.check import check_schema
 from vance_cli.structure.errors import InvalidSchema
 

@@ -34,9 +34,12 @@ class WorkerHost(Protocol):
         """A process of the tree, or from disk (None when it does not exist)."""
         ...
 
-    def prepare_worker(self, recipe: str, *, check: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def prepare_worker(
+        self, recipe: str, *, check: str | None = None, parent: Process | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the recipe snapshot, the engine params) a worker of ``recipe`` starts with; VanceError
-        when ``recipe`` cannot run as a worker (its engine, its config, an option it does not take)."""
+        when ``recipe`` cannot run as a worker (its engine, its config, an option it does not take, or
+        more than ``parent`` is granted: exec_run, the network, a check command)."""
         ...
 
     def spawn(

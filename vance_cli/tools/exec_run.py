@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import guarded, resolve_in_workspace
+from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, guarded, resolve_in_workspace, secret_paths
+
+__all__ = ["HIDDEN_HOME_PATHS", "make_tool"]
 
 MAX_OUTPUT_CHARS = 30_000
 DEFAULT_TIMEOUT = 60.0
@@ -58,22 +60,6 @@ ENV_ALLOW = (
 )
 ENV_ALLOW_PREFIXES = ("LC_",)
 
-# Hidden inside the sandbox (relative to $HOME): where credentials usually live. Folders become an
-# empty tmpfs, files read as empty.
-HIDDEN_HOME_PATHS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".config/gh",
-    ".docker",
-    ".kube",
-    ".netrc",
-    ".git-credentials",
-    ".pypirc",
-    ".npmrc",
-)
 # Read-only inside the sandbox although the workspace is writable (see tools/paths.py's
 # PROTECTED_DIRS): a command must not give later sessions more tools or plant a git hook.
 READ_ONLY_IN_WORKSPACE = (".vance", ".git/hooks", ".git/config")
@@ -146,7 +132,7 @@ async def _probe(bwrap: str) -> str | None:
     try:
         proc = await asyncio.create_subprocess_exec(
             bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--unshare-pid", "--unshare-net", "--die-with-parent", "true",
+            "--unshare-pid", "--unshare-net", "--die-with-parent", "--cap-drop", "ALL", "true",
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
@@ -159,15 +145,18 @@ async def _probe(bwrap: str) -> str | None:
     return problem
 
 
+async def find_sandbox() -> tuple[str | None, str | None]:
+    """(the bubblewrap on PATH or None, why it cannot sandbox here or None when it can).
+
+    The one test of the sandbox: exec_run's plan asks it before every command, `vance doctor` once.
+    """
+    bwrap = shutil.which("bwrap")
+    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else await _probe(bwrap)
+    return bwrap, problem
+
+
 def _setting(ctx: ToolContext, key: str, default: Any) -> Any:
     return default if ctx.settings is None else ctx.settings.get(key, default)
-
-
-def _user_dir(ctx: ToolContext) -> Path | None:
-    if ctx.settings is not None:
-        return ctx.settings.scopes.user
-    home = os.environ.get("VANCE_HOME")
-    return Path(home).expanduser().resolve() if home else None
 
 
 def _tools_under_tmp() -> list[Path]:
@@ -194,20 +183,35 @@ def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Pat
     # environment or tool folder under /tmp (on PATH, or the interpreter running vance).
     for path in _tools_under_tmp():
         argv += ["--ro-bind", str(path), str(path)]
+    hide = [path for path in hide if path.exists() and root != path]
+    # A hidden folder holding the workspace (a `--target` workspace in $VANCE_HOME) is hidden
+    # first and the workspace bound back into it: the rest of it (config.toml) stays hidden.
+    for path in hide:
+        if root.is_relative_to(path) and path.is_dir():
+            argv += ["--tmpfs", str(path)]
     argv += ["--bind", str(root), str(root)]
+    git = root / ".git"
+    if git.is_dir() and not git.is_symlink():
+        # Its own mount: a command cannot rename, replace or remove .git (EBUSY), so the
+        # read-only config and hooks below cannot be swapped for planted ones.
+        argv += ["--bind", str(git), str(git)]
     for rel in READ_ONLY_IN_WORKSPACE:
         path = root / rel
         if path.exists() and not path.is_symlink():
             argv += ["--ro-bind", str(path), str(path)]
+    for path in git_hooks_paths(root):  # core.hooksPath: git's hooks folder in the work tree
+        if path.is_relative_to(root) and path != root and path.is_dir():
+            argv += ["--ro-bind", str(path), str(path)]
     for path in hide:
-        # Never hide the workspace itself (or a folder holding it).
-        if root == path or root.is_relative_to(path) or not path.exists():
+        if root.is_relative_to(path):
             continue
         if path.is_dir():
             argv += ["--tmpfs", str(path)]
         else:
             argv += ["--ro-bind", "/dev/null", str(path)]
-    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+    # No capabilities inside (run as root, bwrap keeps them): root in the sandbox cannot unmount
+    # what hides $VANCE_HOME, remount / read-write or lift the read-only binds above.
+    argv += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent", "--cap-drop", "ALL"]
     if not network:
         argv.append("--unshare-net")
     argv += ["--chdir", str(cwd), "--"]
@@ -221,19 +225,12 @@ async def plan(ctx: ToolContext, root: Path, cwd: Path) -> Plan:
     network = bool(_setting(ctx, "exec.network", False)) or bool(recipe_exec.get("network", False))
     if mode == "off":
         return Plan(False, True, 'no sandbox (exec.sandbox is "off"): the command ran with your user\'s full rights')
-    bwrap = shutil.which("bwrap")
-    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else await _probe(bwrap)
+    bwrap, problem = await find_sandbox()
     if problem is not None:
         if mode == "required":
             raise SandboxUnavailable(problem)
         return Plan(False, True, f"no sandbox ({problem}): the command ran with your user's full rights")
-    hide: list[Path] = []
-    user = _user_dir(ctx)
-    if user is not None:
-        hide.append(user)
-    home = os.environ.get("HOME")
-    if home:
-        hide += [Path(home) / rel for rel in HIDDEN_HOME_PATHS]
+    hide = secret_paths(ctx)  # the file tools refuse the same paths (tools/paths.py)
     assert bwrap is not None
     prefix = _bwrap_argv(bwrap, root, cwd, network, hide)
     net = "network on" if network else "network off"
@@ -369,6 +366,7 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )
     env = command_env(extra=tuple(_setting(ctx, "exec.env", ()) or ()))
     bash = shutil.which("bash") or "/bin/sh"
+    had_git = os.path.lexists(root / ".git")
 
     loop = asyncio.get_running_loop()
     buf = _HeadTail(MAX_OUTPUT_CHARS)
@@ -407,6 +405,7 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     code = transport.get_returncode()
     output = buf.text()
+    moved = None if had_git else _quarantine_new_git(root)
     data = {
         "exit_code": code,
         "timed_out": timed_out,
@@ -424,11 +423,34 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result.data = data
         return result
     lines = [f"{_describe_exit(code)} [{how.note}]", output if output else "(no output)"]
+    if moved is not None:
+        lines.append(moved)
     if stragglers:
         lines.append(
             f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
         )
     return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
+
+
+def _quarantine_new_git(root: Path) -> str | None:
+    """A ``.git`` the command created in a workspace that had none is moved aside (its config and
+    hooks would run at the person's next git command there); the note for the tool result."""
+    git = root / ".git"
+    if not os.path.lexists(git):
+        return None
+    for n in range(1, 100):
+        aside = root / (".git-made-by-a-command" + ("" if n == 1 else f"-{n}"))
+        if not os.path.lexists(aside):
+            break
+    try:
+        os.rename(git, aside)
+    except OSError as exc:
+        return f"[the command created .git, and moving it aside failed ({exc.strerror}): tell the user not to run git here before checking it]"
+    return (
+        f"[the command created .git in a workspace that had none; it was moved to {aside.name}: a repository "
+        "made by a command runs its hooks and config in the person's next git command. Tell the user; they "
+        "can check it and rename it back]"
+    )
 
 
 async def _exec_run_preview(args: dict[str, Any], ctx: ToolContext):

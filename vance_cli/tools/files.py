@@ -15,7 +15,7 @@ from typing import Any
 from vance_cli.store.atomic import atomic_write_bytes
 from vance_cli.text import file_name
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import PROTECTED_DIRS, display_path, guarded, protected_dir, resolve_in_workspace
+from vance_cli.tools.paths import PROTECTED_DIRS_WHY, display_path, guarded, protected_dir, resolve_for_tool
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.
 MAX_READ_CHARS = 200_000
@@ -136,8 +136,7 @@ def _file_read_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     offset = max(0, int(args.get("offset") or 0))
     limit = args.get("limit")
     limit = None if limit is None else max(1, int(limit))
-    target = resolve_in_workspace(ctx.workspace, rel)
-    root = resolve_in_workspace(ctx.workspace, ".")
+    root, target = resolve_for_tool(ctx, rel)
     shown = display_path(root, target)
     if not target.exists():
         return ToolResult.error(f"no such file: {rel!r}; call file_list to see what exists")
@@ -299,8 +298,7 @@ def _file_list_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     rel = args.get("path", ".")
     recursive = bool(args.get("recursive", False))
     cap = min(MAX_LIST_ENTRIES, max(1, int(args.get("max_entries") or DEFAULT_LIST_ENTRIES)))
-    target = resolve_in_workspace(ctx.workspace, rel)
-    root = resolve_in_workspace(ctx.workspace, ".")
+    root, target = resolve_for_tool(ctx, rel)
     shown = display_path(root, target)
     if not target.exists():
         return ToolResult.error(f"no such folder: {rel!r}; call file_list with path='.' to see the workspace root")
@@ -366,15 +364,14 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     rel = args["path"]
     content: str = args["content"]
     append = bool(args.get("append", False))
-    target = resolve_in_workspace(ctx.workspace, rel)
-    root = resolve_in_workspace(ctx.workspace, ".")
+    root, target = resolve_for_tool(ctx, rel)
     if target == root:
         return ToolResult.error("file_write needs a file path, not the workspace root")
     shown = display_path(root, target)
     guarded = protected_dir(root, target)
     if guarded is not None:
         return ToolResult.error(
-            f"file_write refused: {shown!r} is under {guarded}/, {PROTECTED_DIRS[guarded]}; "
+            f"file_write refused: {shown!r} is under {guarded}/, {PROTECTED_DIRS_WHY[guarded]}; "
             f"the tools may read there but not write. Write elsewhere in the workspace, or ask the "
             f"user to make this change themselves"
         )

@@ -91,10 +91,47 @@ PROTECTED_DIRS = {
 }
 
 
-def protected_dir(root: Path, target: Path) -> str | None:
-    """The protected folder name (".vance", ".git") that ``target`` lies in, or None.
+HOOKS_PATH = "core.hooksPath"
+PROTECTED_DIRS_WHY = {**PROTECTED_DIRS, HOOKS_PATH: "git's hooks folder (core.hooksPath in .git/config: its files run at the next commit)"}
 
-    ``target`` is the resolved path, so a symlink into a protected folder is caught too.
+
+def git_hooks_paths(root: Path) -> list[Path]:
+    """The folders ``core.hooksPath`` in the workspace's ``.git/config`` names, resolved (relative
+    values count from the work tree, as git reads them). Not parsed: includes, the person's own
+    ~/.gitconfig."""
+    import re
+
+    config = root / ".git" / "config"
+    try:
+        if not config.is_file() or config.stat().st_size > 1_000_000:
+            return []
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found: list[Path] = []
+    section = ""
+    for line in text.splitlines():
+        line = line.strip()
+        head = re.match(r"\[\s*([A-Za-z0-9.-]+)", line)
+        if head:
+            section = head.group(1).casefold()
+            line = line[line.find("]") + 1 :].strip()
+        key = re.match(r"(?i)hookspath\s*=\s*(.*)$", line)
+        if section == "core" and key:
+            value = key.group(1).strip().strip('"')
+            if value:
+                try:
+                    found.append((root / Path(value).expanduser()).resolve())
+                except (OSError, RuntimeError):
+                    continue
+    return found
+
+
+def protected_dir(root: Path, target: Path) -> str | None:
+    """The protected folder name (".vance", ".git", HOOKS_PATH) that ``target`` lies in, or None.
+
+    ``target`` is the resolved path, so a symlink into a protected folder is caught too. A
+    ``core.hooksPath`` folder in the work tree is git's hooks as much as ``.git/hooks`` is.
     """
     try:
         parts = target.relative_to(root).parts
@@ -103,7 +140,65 @@ def protected_dir(root: Path, target: Path) -> str | None:
     for part in parts:
         if part.casefold() in PROTECTED_DIRS:
             return part.casefold()
+    if any(target == hooks or target.is_relative_to(hooks) for hooks in git_hooks_paths(root)):
+        return HOOKS_PATH
     return None
+
+
+# Where credentials usually live (relative to $HOME). Hidden from every tool: the exec sandbox
+# makes them empty (tools/exec_run.py) and the file tools refuse them (``resolve_for_tool``),
+# as they do $VANCE_HOME (the user's config.toml holds API keys).
+HIDDEN_HOME_PATHS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+)
+
+
+def secret_paths(ctx: ToolContext) -> list[Path]:
+    """$VANCE_HOME and the credential paths under $HOME (resolved; they may not exist)."""
+    paths: list[Path] = []
+    if ctx.settings is not None:
+        paths.append(Path(ctx.settings.scopes.user))
+    elif os.environ.get("VANCE_HOME"):
+        paths.append(Path(os.environ["VANCE_HOME"]).expanduser())
+    home = os.environ.get("HOME")
+    if home:
+        paths += [Path(home) / rel for rel in HIDDEN_HOME_PATHS]
+    out = []
+    for path in paths:
+        try:
+            out.append(path.resolve())
+        except (OSError, RuntimeError):
+            out.append(Path(os.path.abspath(path)))
+    return out
+
+
+def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
+    """(the root, the target) for a file tool: ``resolve_in_workspace`` plus the deny-list of the
+    exec sandbox (a secret path holding the workspace itself, e.g. a ``--target`` workspace in
+    $VANCE_HOME, does not count: the confinement keeps the tool inside the workspace)."""
+    target = resolve_in_workspace(ctx.workspace, rel)
+    root = resolve_in_workspace(ctx.workspace, ".")
+    for secret in secret_paths(ctx):
+        if root == secret or root.is_relative_to(secret):
+            continue
+        if target == secret or target.is_relative_to(secret):
+            raise WorkspaceError(
+                f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
+                "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
+                hint="work with other files; the person can share what is needed themselves",
+            )
+    return root, target
 
 
 def display_path(root: Path, path: Path) -> str:

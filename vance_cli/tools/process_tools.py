@@ -77,7 +77,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"the calling process {ctx.process_id} is not on disk")
     name = (args.get("recipe") or "benjy-coding").strip()
     try:
-        recipe, params = host.prepare_worker(name, check=args.get("check"))
+        recipe, params = host.prepare_worker(name, check=args.get("check"), parent=parent)
         # The child's id goes into the calling message before the child exists (saved with the
         # parent's list of children): when a crash cuts the call off before its result is saved,
         # the engine runs the same call again and it finds (or finishes creating) the same child.

@@ -59,7 +59,7 @@ def early(argv: list[str]) -> bool:
     """
     if not argv or argv[0] != "chat" or os.environ.get("_VANCE_COMPLETE"):
         return False
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if sys.stdin is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
     known = {"-r": "recipe", "--recipe": "recipe", "-m": "model", "--model": "model", "--resume": "resume"}
     values: dict[str, str] = {}

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vance_cli.config.recipes import Recipe, RecipeError, _describe, load_recipe
+from vance_cli.config.recipes import Recipe, RecipeError, describe_error, load_recipe
 from vance_cli.text import did_you_mean
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def parse_params(recipe: Recipe) -> BenjyParams:
     except ValidationError as exc:
         lines = []
         for error in exc.errors():
-            loc, msg = _describe(error)
+            loc, msg = describe_error(error)
             if error["type"] == "extra_forbidden":
                 known = ", ".join(BenjyParams.model_fields) if len(error["loc"]) == 1 else ""
                 msg = "unknown key" + (f" (known: {known}){did_you_mean(str(error['loc'][-1]), list(BenjyParams.model_fields))}" if known else "")

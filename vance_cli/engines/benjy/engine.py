@@ -38,7 +38,7 @@ from vance_cli.engines.benjy.routing import ROUTE_OPS
 from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState, Task, load_state
 from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, TodosUpdated, UsageEvent
-from vance_cli.llm.base import Message
+from vance_cli.messages import Message
 from vance_cli.store.process import Process, Status, Todo, new_process_id
 
 JOURNAL_CHUNK = 50  # journal entries per archive file (the history keeps up to twice that)

@@ -39,7 +39,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from vance_cli.errors import ModelError, ModelRequestsForbidden, TransportError
-from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Message, Usage
+from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest
+from vance_cli.messages import Message, Usage
 from vance_cli.text import shorten
 
 Status = Literal["ok", "need-more-input", "stale", "refused"]

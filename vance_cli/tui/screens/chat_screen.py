@@ -129,7 +129,8 @@ class ChatScreen(Screen):
                 line.ok, line.summary, line.result_size = e.ok, " ".join(e.text.split())[:120], len(e.text)
                 line.add_class("-ok" if e.ok else "-failed")
             elif e.kind == "note":
-                out.append(NoteLine(f"correction: {e.text[:160]}" if e.tag == "correction" else e.text[:160], "info"))
+                label = {"correction": "correction: ", "summary": "summary of the earlier turns (sent instead of them): "}
+                out.append(NoteLine(label.get(e.tag, "") + e.text[:160], "info"))
             elif e.kind == "rejected":
                 out.append(NoteLine(f"respond rejected: {e.text[:160]}", "warning"))
             elif e.kind == "unshown":
@@ -271,7 +272,7 @@ class ChatScreen(Screen):
         if command.arg and not arg:
             self.note(f"/{name} needs {command.arg}: /{name} {command.arg}", "warning")
             return
-        if self.turn_running and name in ("new", "resume", "recipe", "retry"):
+        if self.turn_running and name in ("new", "resume", "recipe", "retry", "compact"):
             self.note(f"/{name} waits for the running turn: Ctrl+C stops it", "warning")
             return
         try:
@@ -326,6 +327,25 @@ class ChatScreen(Screen):
             self.start_turn(None)
         else:
             self.note("nothing to retry: the last turn finished", "info")
+
+    def cmd_compact(self, arg: str) -> None:
+        self.compact_worker = self.run_compact()
+
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_compact(self) -> None:
+        process = self.controller.process
+        if process is None:
+            return
+        try:
+            done = await self.controller.chat.compact(process)
+        except VanceError as exc:
+            self.note(exc.render(), "error")
+            return
+        if done:
+            summary = process.history[-1].content or ""
+            self.note(f"compacted: the older turns are summarised (the process file keeps them): {summary[:300]}", "info")
+        else:
+            self.note("nothing to compact: only the last turns are in the history", "info")
 
     def cmd_clear(self, arg: str) -> None:
         self.transcript.clear()
