@@ -38,10 +38,18 @@ class LineChat:
         json_out: bool,
         quiet: bool,
         printer: bool = True,
+        allow: list[str] | tuple[str, ...] = (),
+        yes: bool = False,
     ) -> LineChat:
-        """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
+        """``printer=False``: no headless printer on the event stream (the full-screen app paints it).
+
+        ``allow`` / ``yes``: tool calls allowed without asking (``--allow``, ``--yes``); the rest ask
+        the person where one can answer (the app, a terminal) and wait where none can (``-p``)."""
+        from vance_cli.runtime.approvals import ApprovalGate
+
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)
+        runtime.approvals = ApprovalGate(scopes, settings, allow=allow, yes=yes, bus=runtime.bus)
         chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
@@ -51,12 +59,16 @@ class LineChat:
     def runtime(self) -> Runtime:
         return self.chat.runtime
 
-    def one_turn(self, text: str) -> None:
+    def one_turn(self, text: str) -> bool:
+        """One headless turn; True when it stopped on a tool call nobody approved (exit 10)."""
+        from vance_cli.engines import awaiting_approval
+
         with self.runtime.session(self.chat.pid) as process:
             self.chat.send(process, text)
             asyncio.run(self._drive_and_close(process))
             if not self.json_out and not self.quiet:
                 err(f"[{process.id} {process.status.value}]")
+            return awaiting_approval(process) is not None
 
     async def _drive_and_close(self, process: Process) -> None:
         try:

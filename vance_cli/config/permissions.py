@@ -28,7 +28,9 @@ from vance_cli.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
-    from vance_cli.config.settings import Settings
+
+# (config.settings.Settings is not imported, not even for typing: settings_keys imports this module.)
+Settings = Any
 
 DECISIONS = ("deny", "ask", "allow")  # precedence, strongest first
 PERMISSIONS_FILE = "permissions.json"
@@ -151,7 +153,7 @@ def _load(user: Path) -> dict[str, Any]:
     path = _file(user)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # none yet (a home that cannot exist says so elsewhere)
         return {"version": 1, "projects": {}}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}", hint=f"check its permissions, or delete {path}") from exc

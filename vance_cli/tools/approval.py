@@ -137,3 +137,27 @@ def denied_text(tool: str, decision: Decision) -> str:
         f" ({decision.reason})" if decision.reason else ""
     )
     return DENIED_RESULT.format(tool=tool, reason=reason)
+
+
+# In a process's engine_params: the person approved this run at its start (a process_spawn they
+# allowed, `vance benjy run` they typed), and with it its workers' tools: asked once, not per item.
+APPROVED_RUN = "approvedRun"
+
+
+def approved_run(process: Process, host: WorkerHost | None) -> str | None:
+    """The id of the run (``process`` or an ancestor) the person approved at its start, or None."""
+    seen: set[str] = set()
+    current: Process | None = process
+    while current is not None and current.id not in seen:
+        seen.add(current.id)
+        if isinstance(current.engine_params.get(APPROVED_RUN), dict):
+            return current.id
+        if not current.parent or host is None:
+            return None
+        current = host.find(current.parent)
+    return None
+
+
+def grant_run(engine_params: dict[str, Any], *, by: str, tools: list[str], check: str | None) -> None:
+    """Record in a new run's engine params that the person approved it (and its workers' tools)."""
+    engine_params[APPROVED_RUN] = {"by": by, "tools": sorted(tools), "check": check}

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
     from vance_cli.store.process import InboxItem, Process
-    from vance_cli.tools.approval import PreviewFn
 
 
 class WorkerHost(Protocol):
@@ -123,8 +122,9 @@ class Tool:
     # at-most-once but still acts in the person's name (process_spawn starts work that runs
     # commands). A tool added later (an MCP tool) sets it like a built-in does.
     approval: bool | None = None
-    # How a call is shown when it is asked about (a diff, the command...); None: its arguments.
-    preview: PreviewFn | None = None
+    # How a call is shown when it is asked about (a diff, the command...): an async function of
+    # (arguments, ctx) returning a tools.approval.Preview; None: its arguments as JSON.
+    preview: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
 
     @property
     def needs_approval(self) -> bool:

@@ -412,8 +412,7 @@ def _file_write_preview_sync(args: dict[str, Any], ctx: ToolContext):
     content = str(args.get("content", ""))
     append = bool(args.get("append", False))
     try:
-        target = resolve_in_workspace(ctx.workspace, rel)
-        root = resolve_in_workspace(ctx.workspace, ".")
+        root, target = resolve_for_tool(ctx, rel)
     except WorkspaceError as exc:
         return Preview(title="write a file", subject=rel, fields=[("path", rel), ("refused", exc.message)])
     shown = display_path(root, target)
