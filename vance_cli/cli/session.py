@@ -110,6 +110,11 @@ class LineChat:
                     break
                 if not line.strip():
                     continue
+                if line.strip().split(" ")[0] == "/permissions":
+                    from vance_cli.runtime.approvals import permissions_command
+
+                    err(permissions_command(self.runtime.approvals, line.strip()[len("/permissions"):]))
+                    continue
                 if line.strip() == "/compact":
                     done = await self.chat.compact(process)
                     err("compacted: the older turns are summarised" if done else "nothing to compact")

@@ -187,3 +187,48 @@ class ApprovalGate:
                 hint=None if answered else hint,
             )
         )
+
+
+# --------------------------------------------------------------------------- /permissions
+
+PERMISSIONS_USAGE = (
+    "/permissions lists the rules; /permissions allow|ask|deny RULE keeps one for this project; "
+    "/permissions forget RULE drops one (RULE is TOOL or TOOL:PATTERN, e.g. exec_run:pytest *)"
+)
+
+
+def permissions_command(gate: ApprovalGate, arg: str) -> str:
+    """``/permissions [allow|ask|deny|forget RULE]`` (the console and --plain): the text to show.
+
+    Changes are kept per project in $VANCE_HOME/permissions.json; config.toml rules are shown,
+    and changed by editing the file. ValueError's message for a malformed rule."""
+    from vance_cli.config.permissions import DECISIONS, forget, project_key
+
+    verb, _, rule = arg.strip().partition(" ")
+    rule = rule.strip()
+    if verb:
+        if verb not in (*DECISIONS, "forget") or not rule:
+            return PERMISSIONS_USAGE
+        if verb == "forget":
+            done = forget(gate.scopes, rule)
+            gate.session = [r for r in gate.session if r.text != rule]
+            gate.reload()
+            return f"forgot {rule}" if done else f"no remembered rule {rule} in this project (config.toml rules are edited there)"
+        try:
+            parse_rule(rule, verb, "")
+        except ValueError as exc:
+            return f"not changed: {exc}"
+        remember(gate.scopes, verb, rule)
+        gate.session = [r for r in gate.session if r.text != rule]
+        gate.reload()
+        return f"{verb} {rule}: kept for {project_key(gate.scopes)}"
+    lines = ["**Approval rules** (deny wins over ask over allow; no rule: ask)", ""]
+    rules = gate.rules
+    if not rules:
+        lines.append("- none: every file_write, exec_run and process_spawn asks")
+    for r in rules:
+        lines.append(f"- {r.decision} `{r.text}` ({r.source})")
+    if gate.yes:
+        lines.append("- allow every call (--yes)")
+    lines += ["", f"sandboxed commands: {sandboxed_exec(gate.settings)} (permissions.sandboxed_exec)", "", PERMISSIONS_USAGE]
+    return "\n".join(lines)
