@@ -13,6 +13,7 @@ waits (Enter on an empty prompt or /retry asks again).
 from __future__ import annotations
 
 from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -61,17 +62,14 @@ class ApprovalScreen(ModalScreen[Decision]):
             reason.display = False
             yield reason
 
-    def _fields_text(self) -> Text:
-        text = Text()
-        fields = self.request.preview.fields
-        width = max((len(k) for k, _ in fields), default=0)
-        for i, (key, value) in enumerate(fields):
-            if i:
-                text.append("\n")
+    def _fields_text(self) -> Table:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        for key, value in self.request.preview.fields:
             style = "bold red" if key == "sandbox" and value.startswith("NONE") else ""
-            text.append(f"{key:<{width}}  ", style="bold")
-            text.append(clean(value), style=style)
-        return text
+            grid.add_row(key, Text(clean(value), style=style))
+        return grid
 
     def _keys_text(self) -> Text:
         subject = "this command" if self.request.tool == "exec_run" else "this path" if self.request.tool == "file_write" else "this check"
