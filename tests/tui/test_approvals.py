@@ -166,3 +166,22 @@ async def test_permissions_command_shows_and_changes_the_rules(vance_home):
         await _send(pilot, "/permissions forget file_write")
         await wait_for(pilot, lambda: any("forgot file_write" in t for t in _messages(app, "system")))
     assert Path("app.py").exists()
+
+
+async def test_a_command_dialog_shows_the_command_folder_and_sandbox_and_y_runs_it(vance_home):
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "runner.yaml").write_text("engine: ford\ntools:\n  allowed: [respond, exec_run]\nsystemPrompt: run\n")
+    model = ScriptedModel([{"tool_calls": [{"name": "exec_run", "arguments": {"command": "touch ran.txt"}}]}, respond("ran")])
+    app = make_app(model, recipe="runner")
+    async with app.run_test(size=SIZE) as pilot:
+        await _send(pilot, "go")
+        await wait_for(pilot, lambda: _dialog(app) is not None)
+        fields = dict(_dialog(app).request.preview.fields)
+        assert fields["command"] == "touch ran.txt"
+        assert fields["folder"] == str(Path.cwd().resolve())
+        assert "sandbox" in fields
+        await pilot.pause(0.2)
+        assert not Path("ran.txt").exists()
+        await pilot.press("y")  # nothing in the dialog holds the focus: the letter answers
+        await wait_for(pilot, lambda: _messages(app) == ["ran"], timeout=20)
+    assert Path("ran.txt").exists()

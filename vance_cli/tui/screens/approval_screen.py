@@ -30,6 +30,8 @@ MAX_DIFF_LINES = 400  # shown in the dialog (scrolls); the whole diff is in --js
 
 class ApprovalScreen(ModalScreen[Decision]):
     CSS_PATH = "approval_screen.tcss"
+    # nothing focused: the letter keys answer (the reason box takes the focus only after n)
+    AUTO_FOCUS = None
     BINDINGS = [
         Binding("y", "allow_once", "Allow once"),
         Binding("a", "allow_subject", "Allow always (this command)"),
@@ -60,6 +62,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Static(self._keys_text(), id="keys")
             reason = Input(placeholder="why not? (the model is told; Enter denies, Esc goes back)", id="reason")
             reason.display = False
+            reason.disabled = True
             yield reason
 
     def _fields_text(self) -> Table:
@@ -104,6 +107,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             return
         self._denying = True
         reason = self.query_one("#reason", Input)
+        reason.disabled = False
         reason.display = True
         reason.focus()
 
@@ -117,6 +121,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             reason = self.query_one("#reason", Input)
             reason.value = ""
             reason.display = False
+            reason.disabled = True
             self.set_focus(None)
             return
         self.dismiss(Decision(PENDING, reason="not answered (Esc): it waits for your approval", by="nobody"))
