@@ -156,3 +156,9 @@ def test_unconfined_commands_are_said_out_loud_and_ask(fake_openai, env):
     needed = next(e for e in events if e["type"] == "approval_needed")
     assert needed["sandboxed"] is False and "WITHOUT a sandbox" in needed["notice"]
     assert needed["fields"]["sandbox"].startswith("NONE")
+
+
+def test_doctor_says_unconfined_commands_ask(env):
+    checks = {c["name"]: c for c in json_lines(run_cli("doctor", "--offline", "--json", env={**env, "VANCE_SANDBOX": "off"}).stdout)[0]["checks"]}
+    assert checks["sandbox"]["outcome"] == "warn"
+    assert "unconfined: each command asks first" in checks["sandbox"]["detail"]

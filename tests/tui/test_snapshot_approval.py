@@ -48,5 +48,5 @@ def test_approval_of_an_unconfined_command(snap_compare):
     )
     request = ApprovalRequest(FIXED_ID, "c2", "exec_run", preview, {},
                               notice="commands run WITHOUT a sandbox here (bubblewrap is not installed): a command can "
-                                     "read and change anything your user can. Every command asks before it runs.")
+                                     "read and change anything your user can. Each command asks first (unless your rules or --yes allow it).")
     assert snap_compare(_chat_app(), terminal_size=SIZE, run_before=_with_dialog(request))

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 UNCONFINED_NOTICE = (
     "commands run WITHOUT a sandbox here ({why}): a command can read and change anything your user can. "
-    "Every command asks before it runs."
+    "Each command asks first (unless your rules or --yes allow it)."
 )
 
 
