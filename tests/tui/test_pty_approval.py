@@ -50,3 +50,34 @@ def test_a_model_chosen_command_waits_for_yes(fake_openai, vance_home):
         if term.proc.poll() is None:
             term.proc.kill()
     assert code == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+def test_the_line_mode_asks_on_the_terminal_and_a_denial_reaches_the_model(fake_openai, vance_home):
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "runner.yaml").write_text(RUNNER)
+    marker = Path.cwd() / "ran.txt"
+    fake_openai.enqueue(tool_calls=[("exec_run", {"command": f"touch {marker}"})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "understood"})])
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TERM": "dumb", "VANCE_MODEL": "openai/test-model",
+           "VANCE_API_BASE": fake_openai.url}
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat", "--plain", "--recipe", "runner"], env)
+    try:
+        term.read_until("you> ")
+        term.type("run it\r")
+        term.read_until("n deny · Enter not now] > ")
+        assert f"command  touch {marker}" in term.text()
+        assert not marker.exists()
+        term.type("n\r")
+        term.read_until("why not?")
+        term.type("too risky\r")
+        term.read_until("understood")
+        term.type("\x04")
+        term.read_until("resume with: vance chat --resume")
+        term.close()
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert not marker.exists()
+    tool = [m for m in fake_openai.requests[-1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert tool.startswith("DENIED") and "their reason: too risky" in tool

@@ -101,6 +101,10 @@ class LineChat:
         # --model applies from the next turn on: show the model that turn will use
         model = self.runtime.settings.resolve_model(self.chat.model) if self.chat.model else process.model
         err(f"vance chat · process {process.id} · model {model} · Ctrl+D to quit")
+        if sys.stdin.isatty() and hasattr(self.runtime.approvals, "approver"):
+            from vance_cli.cli.approve_line import ask_on_the_terminal
+
+            self.runtime.approvals.approver = ask_on_the_terminal  # a person is there to answer
         try:
             if process.inbox or process.engine_params.get("turn", {}).get("open"):
                 await self._drive(process)
@@ -114,6 +118,12 @@ class LineChat:
                     from vance_cli.runtime.approvals import permissions_command
 
                     err(permissions_command(self.runtime.approvals, line.strip()[len("/permissions"):]))
+                    continue
+                if line.strip() == "/retry":
+                    if process.engine_params.get("turn", {}).get("open"):
+                        await self._drive(process)
+                    else:
+                        err("nothing to retry: the last turn finished")
                     continue
                 if line.strip() == "/compact":
                     done = await self.chat.compact(process)
