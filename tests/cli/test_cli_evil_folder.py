@@ -60,8 +60,8 @@ def chat(repo: Path, *args: str, path: str | None = None, in_a_subprocess: bool 
     if path is not None:
         env["PATH"] = path
     if in_a_subprocess:  # the command reads /proc/$PPID/environ: its parent must be a vance process
-        return vance("chat", "-p", "please help", *args, cwd=repo, env=env, timeout=180)
-    return run_cli("chat", "-p", "please help", *args, cwd=repo, env=env)
+        return vance("chat", "-p", "please help", "--yes", *args, cwd=repo, env=env, timeout=180)
+    return run_cli("chat", "-p", "please help", "--yes", *args, cwd=repo, env=env)
 
 
 def everything_received(server: FakeOpenAIServer) -> str:

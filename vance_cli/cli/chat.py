@@ -18,6 +18,8 @@ def register(app: typer.Typer) -> None:
         plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
         json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+        allow: list[str] = typer.Option([], "--allow", help="Allow TOOL or 'TOOL:PATTERN' calls without asking (repeatable), e.g. --allow 'exec_run:pytest *'."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Allow every tool call without asking (scripts; deny rules still apply)."),
     ) -> None:
         """Chat with an engine (Arthur by default)."""
         from vance_cli.cli.common import read_stdin_text, require_text
@@ -52,14 +54,15 @@ def register(app: typer.Typer) -> None:
 
             session = LineChat.open(
                 recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
-                printer=not full_screen,
+                printer=not full_screen, allow=allow, yes=yes,
             )
         except BaseException:
             if full_screen:
                 splash.leave()  # an error before the app runs: back to the normal screen to print it
             raise
         if prompt is not None:
-            session.one_turn(prompt)
+            if session.one_turn(prompt):
+                raise typer.Exit(10)  # a tool call waits for an approval: not run, the turn kept
             return
         if full_screen:
             from vance_cli.tui import run_tui

@@ -120,6 +120,7 @@ class Settings:
         forced_model: dict[str, Any] | None = None,
         warnings: list[str] | None = None,
         ignored: list[str] | None = None,
+        permission_tables: list[tuple[str, dict[str, Any]]] | None = None,
     ) -> None:
         self.scopes = scopes
         self._data = data
@@ -131,6 +132,9 @@ class Settings:
         self.warnings = warnings or []
         # Project keys dropped because the folder is not trusted (config/trust.py).
         self.ignored = ignored or []
+        # Each config file's [permissions] table, (origin, table), lowest first: approval rules add
+        # up across scopes instead of replacing each other (config/permissions.py).
+        self.permission_tables = permission_tables or []
 
     @classmethod
     def load(
@@ -144,6 +148,7 @@ class Settings:
         files: list[Path] = []
         warnings: list[str] = []
         ignored: list[str] = []
+        permission_tables: list[tuple[str, dict[str, Any]]] = []
         for origin, path in scopes.config_files():
             if path.is_file():
                 # not kept in the parse cache: a config.toml may hold an API key, and keeping it
@@ -158,6 +163,8 @@ class Settings:
                     if restricted and not project_trusted(scopes):
                         layer = kept
                         ignored = restricted
+                if isinstance(layer.get("permissions"), dict):
+                    permission_tables.append((origin, layer["permissions"]))
                 deep_merge(data, layer)
                 files.append(path)
 
@@ -193,6 +200,7 @@ class Settings:
             forced_model=forced,
             warnings=warnings,
             ignored=ignored,
+            permission_tables=permission_tables,
         )
 
     # ------------------------------------------------------------------ reading

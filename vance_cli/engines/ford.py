@@ -63,6 +63,7 @@ from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, ov
 from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
+from vance_cli.tools.approval import ALLOW, DENY, Decision, denied_text
 from vance_cli.tools.base import MALFORMED, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
@@ -118,6 +119,8 @@ class TurnState:
     max_tool_chars: int = 0
     # Raised after a reply was cut off at the output limit; None: the model's own default.
     max_tokens: int | None = None
+    # The tool whose call waits for the person's approval (the turn is paused, not lost).
+    awaiting_approval: str | None = None
 
     @classmethod
     def of(cls, process: Process) -> TurnState:
@@ -149,7 +152,21 @@ class FordEngine(Engine):
                 if not process.inbox:
                     return
                 self._open_turn(process, turn)
-            await self.run_turn(process)
+            try:
+                await self.run_turn(process)
+            except AwaitingApproval as wait:
+                self._wait_for_approval(process, wait)
+                return
+
+    def _wait_for_approval(self, process: Process, wait: AwaitingApproval) -> None:
+        """Nobody said yes (chat -p without a flag, a dismissed question): the call is not run and
+        the turn stays open, BLOCKED; the next drive (resume, the next message) asks again."""
+        turn = TurnState.of(process)
+        turn.awaiting_approval = wait.tool
+        turn.store(process)
+        self._journal(process, f"{wait.tool} was not run: it waits for your approval (the turn is kept)", "warning")
+        self._set_status(process, Status.BLOCKED, f"approval needed: {wait.tool}")
+        self._persist(process)
 
     # --- one turn ---------------------------------------------------------------------------
 
@@ -173,6 +190,7 @@ class FordEngine(Engine):
             tools = {}
         self._schema = self._schema_calls(process, tools)
         turn = TurnState.of(process)
+        turn.awaiting_approval = None  # driven again: ask again
         if process.status != Status.RUNNING:
             self._set_status(process, Status.RUNNING)
         while turn.open:
@@ -562,12 +580,34 @@ class FordEngine(Engine):
             self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, "interrupted; not run again"))
             return ToolResult(content=INTERRUPTED_RESULT.format(name=call.name), ok=False)
         tool = tools.get(call.name)
+        approved_by = None
+        if tool is not None and tool.needs_approval and self.deps.approvals is not None:
+            args = _valid_arguments(tool, call)
+            if args is not None:  # a malformed call is answered as such below, never asked about
+                decision = await self._approve(process, tool, call, args)
+                if decision.verdict == DENY:
+                    self._journal(process, f"{call.name} denied ({decision.by}): not run", "warning")
+                    text = denied_text(call.name, decision)
+                    self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, shorten(text, 120, one_line=True), len(text)))
+                    return ToolResult(content=text, ok=False)
+                if decision.verdict != ALLOW:
+                    raise AwaitingApproval(call.name, decision.reason or "it needs your approval")
+                approved_by = decision.by
         if tool is not None and tool.side_effects:
             assistant.meta[STARTED] = [*started, call.id]
             self._persist(process)
-        return await self._run_tool(process, tools, call)
+        return await self._run_tool(process, tools, call, approved_by=approved_by)
 
-    async def _run_tool(self, process: Process, tools: dict[str, Tool], call: ToolCall) -> ToolResult:
+    async def _approve(self, process: Process, tool: Tool, call: ToolCall, args: dict) -> Decision:
+        ctx = replace(self.deps.tool_context, call_id=call.id)
+        decision, _ = await self.deps.approvals.approve(
+            process, tool, call.id, args, ctx, host=self.deps.host, untrusted=self.deps.untrusted is not None
+        )
+        return decision
+
+    async def _run_tool(
+        self, process: Process, tools: dict[str, Tool], call: ToolCall, *, approved_by: str | None = None
+    ) -> ToolResult:
         tool = tools.get(call.name)
         if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
             result = _malformed_result(call.name, call.error)
@@ -581,7 +621,10 @@ class FordEngine(Engine):
             except ValueError as exc:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
-            result = await tool.invoke(call.arguments, replace(self.deps.tool_context, call_id=call.id))
+            ctx = replace(self.deps.tool_context, call_id=call.id)
+            if approved_by is not None:
+                ctx = replace(ctx, extra={**ctx.extra, "approved_by": approved_by})
+            result = await tool.invoke(call.arguments, ctx)
         self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, shorten(result.content, 120, one_line=True), len(result.content)))
         return result
 
@@ -658,6 +701,28 @@ def _pending_calls(history: list[Message]) -> tuple[Message, set[str]] | None:
                 return m, done
         return None
     return None
+
+
+class AwaitingApproval(Exception):
+    """A call needs the person's yes and nobody gave it: the turn pauses (BLOCKED), kept open."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"{tool}: {reason}")
+        self.tool = tool
+        self.reason = reason
+
+
+def _valid_arguments(tool: Tool, call: ToolCall) -> dict | None:
+    """The call's arguments when they parse and validate; None for a malformed call."""
+    if call.error:
+        return None
+    try:
+        args = call.parsed_arguments()
+    except ValueError:
+        return None
+    if not isinstance(args, dict) or tool.validate(args):
+        return None
+    return args
 
 
 def _malformed_result(name: str, problem: str) -> ToolResult:

@@ -152,6 +152,7 @@ class BenjyService:
         from vance_cli.config.recipes import load_recipe
         from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
         from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState
+        from vance_cli.tools.approval import grant_run
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
@@ -177,6 +178,11 @@ class BenjyService:
         )
         process = self.runtime.process_of(loaded, model=model, workspace=ws)
         process.engine_params[OPTIONS_KEY] = options
+        # You typed this run (its check, --allow-exec): its workers' tools are approved once, here.
+        grant_run(
+            process.engine_params, by="you (vance benjy run)",
+            tools=["file_write", *(["exec_run"] if allow_exec else [])], check=check,
+        )
         self.runtime.send(process, goal, save=False)
         lock = contextlib.ExitStack()
         lock.enter_context(self.runtime.store.lock(process.id))

@@ -27,6 +27,7 @@ from vance_cli.store.process import InboxItem, Process, Status
 if TYPE_CHECKING:
     from vance_cli.config.recipes import Recipe
     from vance_cli.engines.base import EngineHost
+    from vance_cli.tools.approval import Gate
 
 ModelFactory = Callable[[str, Settings], ChatModel]
 
@@ -47,6 +48,7 @@ class Runtime:
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
         stream: bool = False,
+        approvals: Gate | None = None,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
@@ -55,6 +57,9 @@ class Runtime:
         self.model_factory = model_factory or _default_model_factory
         # Stream model calls for a live display (MessageDelta events); what is saved is the same.
         self.stream = stream
+        # Decides on every tool call that needs approval (runtime/approvals.py). The default asks
+        # nobody: such a call is not run and its turn waits (chat -p without --allow / --yes).
+        self._approvals = approvals
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -63,6 +68,18 @@ class Runtime:
         # this command line (--recipe, --allow-exec, --check), so an untrusted folder does not
         # narrow them. Process files found on disk there might have come with the repository.
         self._created: set[str] = set()
+
+    @property
+    def approvals(self) -> Gate:
+        if self._approvals is None:
+            from vance_cli.runtime.approvals import ApprovalGate
+
+            self._approvals = ApprovalGate(self.scopes, self.settings, bus=self.bus)
+        return self._approvals
+
+    @approvals.setter
+    def approvals(self, gate: Gate) -> None:
+        self._approvals = gate
 
     def model(self, name: str) -> ChatModel:
         if name not in self._models:
@@ -211,6 +228,7 @@ class Runtime:
             stream=self.stream,
             host=host,
             untrusted=untrusted,
+            approvals=self.approvals,
         )
         engine = engine_class(process.engine)(deps)
         if compact:

@@ -70,6 +70,8 @@ class VanceApp(App):
         return super().get_default_screen()
 
     def on_mount(self) -> None:
+        if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
+            self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate
         if self.controller is not None and self.run_source is None and self.preload:
             self.call_after_refresh(self._preload)
         if not self.is_headless:
@@ -158,6 +160,26 @@ class VanceApp(App):
             await self.controller.prepare_model()
         except Exception:  # noqa: BLE001 - the first turn reports model problems properly
             pass
+
+    async def ask_approval(self, request):
+        """The person's answer to a tool call that needs approval (tui/screens/approval_screen.py)."""
+        import asyncio
+
+        from vance_cli.tui.screens.approval_screen import ApprovalScreen
+
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        screen = ApprovalScreen(request)
+        self.push_screen(screen, callback=lambda d: answer.done() or answer.set_result(d))
+        try:
+            decision = await answer
+        except asyncio.CancelledError:  # the turn was stopped while the dialog was open
+            if screen.is_attached:
+                screen.dismiss(None)
+            raise
+        if decision.verdict not in ("allow", "deny"):
+            self.notify("not run: it waits for your approval; Enter on an empty prompt (or /retry) asks again",
+                        severity="warning", timeout=8)
+        return decision
 
     def action_interrupt(self) -> None:
         interrupt = getattr(self.screen, "interrupt", None)

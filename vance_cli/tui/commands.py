@@ -20,6 +20,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("resume", "ID", "switch this chat to another process"),
     Command("recipe", "NAME", "start a new chat with recipe NAME"),
     Command("model", "NAME", "use model NAME for the next turns"),
+    Command("permissions", None, "see the approval rules; /permissions allow|ask|deny|forget RULE changes them"),
     Command("compact", None, "summarise the older turns now (the process file keeps them all)"),
     Command("retry", None, "try the interrupted or failed turn again"),
     Command("clear", None, "clear the screen (the process keeps its history)"),

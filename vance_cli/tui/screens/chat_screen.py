@@ -347,6 +347,11 @@ class ChatScreen(Screen):
         else:
             self.note("nothing to compact: only the last turns are in the history", "info")
 
+    def cmd_permissions(self, arg: str) -> None:
+        from vance_cli.runtime.approvals import permissions_command
+
+        self.transcript.add(MessageView(permissions_command(self.controller.runtime.approvals, arg), "system", label="permissions"))
+
     def cmd_clear(self, arg: str) -> None:
         self.transcript.clear()
 
