@@ -261,6 +261,11 @@ class FakeOpenAIServer:
         self.paths: list[str] = []
         # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
         self.responder: Any = None
+        # GET routes: the /v1/models body (None: a plain list of "fake-model"), a /props body
+        # (None: 404, as servers without it answer), and the GET paths seen, in order.
+        self.models_body: Any = None
+        self.props_body: Any = None
+        self.get_paths: list[str] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -473,8 +478,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
+        self.fake.get_paths.append(self.path)
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+            body = self.fake.models_body
+            self._send_json(200, body if body is not None else {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        elif self.path.rstrip("/") == "/props" and self.fake.props_body is not None:
+            self._send_json(200, self.fake.props_body)
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 

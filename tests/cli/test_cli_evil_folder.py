@@ -228,7 +228,8 @@ def test_benjy_run_with_allow_exec_and_check_works_in_an_untrusted_folder(tmp_pa
     )
     assert r.returncode == 0, r.stderr
     assert (ws / "ran.txt").read_text() == "ran\n"  # the worker's exec_run ran
-    assert (ws / "checked.txt").read_text() == "checked\n"
+    # the check ran for the item and once more at the DONE gate, on the final workspace (issue 18)
+    assert (ws / "checked.txt").read_text() == "checked\nchecked\n"
 
 
 def test_a_benjy_process_file_in_an_untrusted_folder_runs_no_check_command(tmp_path, fake_openai):

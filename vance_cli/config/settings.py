@@ -20,7 +20,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings_keys import ENV_KEYS, Checker, split_key
 from vance_cli.config.trust import project_trusted, split_restricted
 from vance_cli.errors import ConfigError
-from vance_cli.names import ALIAS_PREFIX, DEFAULT_MODEL_TIMEOUT, DEFAULT_RETRIES, MODEL_ALIASES
+from vance_cli.names import ALIAS_FALLBACKS, ALIAS_PREFIX, DEFAULT_MODEL_TIMEOUT, DEFAULT_RETRIES, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
@@ -250,6 +250,8 @@ class Settings:
                     f"unknown model alias {alias!r} (known: {', '.join(known)})",
                     hint=f'use one of the known aliases or define it in config.toml: [aliases] "{alias}" = "provider/model"',
                 )
+            if alias in ALIAS_FALLBACKS and ALIAS_FALLBACKS[alias] not in seen and (self.get("model.default") or "").strip() != alias:
+                return self._resolve_alias(ALIAS_FALLBACKS[alias], (*seen, alias))
             default = (self.get("model.default") or "").strip()
             if not default or default == alias:
                 raise self._no_model(alias)

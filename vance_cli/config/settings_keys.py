@@ -36,8 +36,10 @@ CAPABILITY_KEYS: dict[str, type] = {
     "strict_json_schema": bool,
     "json_object": bool,
     "parallel_tool_calls": bool,
+    "tool_mode": str,
 }
-CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "other")
+CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "llama-server", "llama-cpp-python", "other")
+TOOL_MODES = ("native", "schema", "auto")
 
 # Every key a config.toml may set, by table. A key outside this map is not an error (a newer or
 # older Vance may know it) but a warning with the nearest known key, because a typo such as
@@ -205,6 +207,8 @@ class Checker:
                     here,
                     f"must be one of {', '.join(CAPABILITY_FAMILIES)}, got {value!r}",
                 )
+            if key == "tool_mode" and value not in TOOL_MODES:
+                self.fail(here, f"must be one of {', '.join(TOOL_MODES)}, got {value!r}")
 
     def layer(self, data: dict[str, Any]) -> None:
         for key in data:

@@ -77,12 +77,18 @@ class Completion(BaseModel):
 class Capabilities(BaseModel):
     """What a provider/model can do; the defaults are what litellm cannot tell us for local models."""
 
-    family: Literal["openai", "anthropic", "gemini", "ollama", "other"] = "other"
+    # "llama-server": llama.cpp's own server (json_schema becomes a grammar: constrained decoding);
+    # "llama-cpp-python": its Python server (rejects json_schema with HTTP 500, takes json_object).
+    family: Literal["openai", "anthropic", "gemini", "ollama", "llama-server", "llama-cpp-python", "other"] = "other"
     tools: bool = True
     json_schema: bool = True  # response_format json_schema accepted
     strict_json_schema: bool = False  # provider enforces the schema (OpenAI strict mode)
     json_object: bool = True
     parallel_tool_calls: bool = True
+    # How a turn asks for tool calls: "native" (the tools parameter), "schema" (one JSON object
+    # that must be one of the offered calls, under response_format), "auto" (the engine decides;
+    # the local llama.cpp families).
+    tool_mode: Literal["native", "schema", "auto"] = "native"
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,8 @@ class ChatModel(ABC):
     # (litellm's model map); None where nothing says (scripted models, models the map does not know).
     max_tokens: int | None = None
     max_output_tokens: int | None = None
-    # Prompt and reply together, in tokens (llm/context.py checks a request against it); None: unknown.
+    # Tokens of context (prompt and reply) the model has: llm/profile.py decides it for network
+    # models (configured, a local server's /v1/models or /props, litellm's map); None: unknown.
     context_window: int | None = None
 
     @abstractmethod

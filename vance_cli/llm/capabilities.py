@@ -31,8 +31,30 @@ def _host_port(api_base: str | None) -> tuple[str | None, int | None]:
         return None, None
 
 
-def default_capabilities(model: str, api_base: str | None = None) -> Capabilities:
-    """The table entry for ``model``; ``api_base`` tells OpenAI proper from OpenAI-compatible servers."""
+# The local llama.cpp family: what each server enforces and rejects (issue 18, first contact).
+# llama-server (--jinja) turns response_format json_schema (and json_object) into a grammar, so
+# the reply is constrained; it parses tool calls only when the model writes its template's
+# markers, and did not enforce tool_choice "required": tool_mode "auto".
+# llama-cpp-python's server rejects json_schema with HTTP 500 ("response_format.type: Input should
+# be 'text' or 'json_object'") and takes json_object; its chatml-function-calling drops the tools
+# when tool_choice is missing: tool_mode "auto".
+LOCAL_FAMILIES: dict[str, Capabilities] = {
+    "llama-server": Capabilities(
+        family="llama-server", tools=True, json_schema=True, strict_json_schema=False,
+        json_object=True, parallel_tool_calls=False, tool_mode="auto",
+    ),
+    "llama-cpp-python": Capabilities(
+        family="llama-cpp-python", tools=True, json_schema=False, strict_json_schema=False,
+        json_object=True, parallel_tool_calls=False, tool_mode="auto",
+    ),
+}
+
+
+def default_capabilities(model: str, api_base: str | None = None, server: str | None = None) -> Capabilities:
+    """The table entry for ``model``; ``api_base`` tells OpenAI proper from OpenAI-compatible servers;
+    ``server`` is a local family detected from the server (``server_probe``) or configured."""
+    if server in LOCAL_FAMILIES:
+        return LOCAL_FAMILIES[server]
     name = model.strip().lower()
     host, port = _host_port(api_base)
 

@@ -16,7 +16,7 @@ config/settings_keys.py when a person may set it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from vance_cli.errors import ConfigError
@@ -53,9 +53,41 @@ class ModelProfile:
     max_output_tokens: int | None  # the most the model can give (litellm's map); None: not known
     price: Price | None  # per token: the configured one, else the map's; None: not known
     price_configured: bool = False  # the price came from config.toml (litellm prices the rest itself)
-    # Tokens of context (prompt and reply): config.toml's context_window, else the map's
-    # max_input_tokens; None: not known (requests are then not checked against it).
+    # Tokens of context (prompt and reply): configured ([models."<m>"] context_window), else what a
+    # local server says (/v1/models, /props), else litellm's map (max_input_tokens); None: unknown.
     context_window: int | None = None
+    context_configured: bool = False
+    # The server is to be asked what it is (a local llama.cpp family) before the first call:
+    # an OpenAI-style model on a local api_base whose family is neither configured nor known.
+    detect_server: bool = False
+    capability_overrides: Mapping[str, Any] = field(default_factory=dict)  # config.toml's, kept for ``detected``
+
+
+def detected(profile: ModelProfile) -> ModelProfile:
+    """``profile`` with what its server says about itself (llm/server_probe.py), once per process.
+
+    A recognised llama.cpp server gives its family's capabilities (config.toml overrides still
+    apply over them) and, unless configured, its context window. Called by the transports on their
+    first use, never when the profile is built, so a command that calls no model asks nothing.
+    """
+    if not profile.detect_server or not profile.api_base:
+        return profile
+    from dataclasses import replace
+
+    from vance_cli.llm.server_probe import probe_server
+
+    info = probe_server(profile.api_base)
+    if info.family is None:
+        return replace(profile, detect_server=False)
+    caps = default_capabilities(profile.name, profile.api_base, server=info.family)
+    overrides = {k: v for k, v in profile.capability_overrides.items() if k != "family"}
+    window = profile.context_window if profile.context_configured else info.context_window or profile.context_window
+    return replace(
+        profile,
+        capabilities=caps.model_copy(update=overrides) if overrides else caps,
+        context_window=window,
+        detect_server=False,
+    )
 
 
 def select_transport(model: str, transport: str | None, api_base: str | None) -> Transport:
@@ -75,7 +107,8 @@ def select_transport(model: str, transport: str | None, api_base: str | None) ->
 def capabilities_for(model: str, api_base: str | None, overrides: Mapping[str, Any] | None = None) -> Capabilities:
     """The provider table's capabilities for ``model`` (llm/capabilities.py), updated by ``overrides``
     (a checked ``[models."<model>".capabilities]`` table)."""
-    caps = default_capabilities(model, api_base)
+    family = (overrides or {}).get("family")
+    caps = default_capabilities(model, api_base, server=family) if family else default_capabilities(model, api_base)
     return caps.model_copy(update=dict(overrides)) if overrides else caps
 
 
@@ -100,14 +133,22 @@ def build_profile(
     per million tokens; without one the model map's price applies.
     """
     base = normalize_api_base(model, api_base)
+    caps = capabilities or capabilities_for(model, base, capability_overrides)
+    transport_kind = select_transport(model, transport, base)
+    openai_style = model.startswith("openai/") or "/" not in model
+    probe = capabilities is None and caps.family == "other" and openai_style and bool(base)
+    if probe:
+        from vance_cli.llm.server_probe import worth_probing
+
+        probe = worth_probing(base)
     return ModelProfile(
         name=model,
-        transport=select_transport(model, transport, base),
+        transport=transport_kind,
         api_base=base,
         api_key=api_key or None,
         timeout=float(timeout or DEFAULT_MODEL_TIMEOUT),
         retries=retry_settings(retries),
-        capabilities=capabilities or capabilities_for(model, base, capability_overrides),
+        capabilities=caps,
         # Always sent: without it litellm asks Anthropic for 128,000 tokens for a model it does not
         # know (Anthropic rejects that), and servers fall back to their own, sometimes tiny, defaults.
         max_tokens=resolve_max_tokens(model, max_tokens),
@@ -115,6 +156,9 @@ def build_profile(
         price=resolve_price(model, dict(price) if price else None),
         price_configured=bool(price),
         context_window=int(context_window) if context_window else map_context_window(model),
+        context_configured=bool(context_window),
+        detect_server=probe,
+        capability_overrides=dict(capability_overrides or {}),
     )
 
 

@@ -255,19 +255,37 @@ class WireModel(ChatModel):
         announce: Announce | None = announce_on_stderr,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
-        self.profile = profile
+        self._profile = profile
         self.name = profile.name
-        self.capabilities = profile.capabilities
         self.api_base = profile.api_base
         self.api_key = profile.api_key
         self.timeout = profile.timeout
         self.retries = dict(profile.retries)
         self.max_tokens = profile.max_tokens
         self.max_output_tokens = profile.max_output_tokens
-        self.context_window = profile.context_window
         self.price = profile.price
         self._announce = announce
         self._sleep = sleep
+
+    @property
+    def profile(self) -> ModelProfile:
+        """The profile, with what a local server says about itself asked on first use
+        (``profile.detected``: once per process, a short timeout, never for a command that calls
+        no model, since nothing reads this before it prepares a call)."""
+        if self._profile.detect_server:
+            from vance_cli.llm.profile import detected
+
+            self._profile = detected(self._profile)
+        return self._profile
+
+    @property
+    def capabilities(self) -> Capabilities:  # type: ignore[override]
+        return self.profile.capabilities
+
+    @property
+    def context_window(self) -> int | None:
+        """Tokens of context for prompt and reply (ModelProfile.context_window); None: unknown."""
+        return self.profile.context_window
 
     def _describe(self) -> str:
         """The model and where it is, for retry lines and errors (no password or query shown)."""
