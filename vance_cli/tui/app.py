@@ -50,7 +50,9 @@ class VanceApp(App):
 
     def get_driver_class(self):
         from vance_cli.tui.driver import gone_safe
+        from vance_cli.tui.keys import register_alt_enter
 
+        register_alt_enter()
         return gone_safe(super().get_driver_class())
 
     def get_default_screen(self):
@@ -140,11 +142,11 @@ class VanceApp(App):
             self.run_worker(self._replay_keys, group="early-keys", exit_on_error=False)
 
     async def _replay_keys(self) -> None:
-        # One key at a time, each handled before the next: a widget queues the keys it gets,
-        # while a priority binding (Enter sends) acts at once, so a burst would send too early.
+        # One key at a time, each handled before the next, as typed (a burst stays a burst).
         while self._early_keys:
             key = self._early_keys.pop(0)
-            replay = events.Key(key.key, key.character)
+            replay = type(key)(key.key, key.character)
+            replay.time = key.time
             self._replaying.append(replay)
             self.post_message(replay)
             await _handled(self)  # the app forwarded it (or ran its binding) ...
