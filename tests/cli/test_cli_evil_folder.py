@@ -161,7 +161,10 @@ def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo,
     data = json.loads(path.read_text())
     data["workspace"] = str(tmp_path)  # e.g. the user's home, in a file that came with the repo
     path.write_text(json.dumps(data))
+    # --continue takes this folder's chats only (issue 16): it does not reach the file at all
     r = chat(repo, "--continue")
+    assert r.returncode == 2 and "no earlier chat in this folder" in r.stderr, r.stderr
+    r = chat(repo, "--resume", data["id"])
     assert r.returncode == 2, r.stderr
     assert f"outside {repo}" in r.stderr and "not trusted" in r.stderr and f"vance trust {repo}" in r.stderr
     assert fake_openai.requests == [] and len(evil.requests) == 1

@@ -35,6 +35,7 @@ class LineChat:
         model: str | None,
         resume: str | None,
         continue_last: bool,
+        all_folders: bool = False,
         json_out: bool,
         quiet: bool,
         printer: bool = True,
@@ -50,7 +51,8 @@ class LineChat:
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)
         runtime.approvals = ApprovalGate(scopes, settings, allow=allow, yes=yes, bus=runtime.bus)
-        chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last)
+        chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last,
+                                all_folders=all_folders)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
         return cls(chat=chat, json_out=json_out, quiet=quiet)

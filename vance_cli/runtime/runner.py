@@ -21,7 +21,7 @@ from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
-from vance_cli.store.files import ProcessStore
+from vance_cli.store.files import ProcessStore, is_future_dated
 from vance_cli.store.process import InboxItem, Process, Status
 
 if TYPE_CHECKING:
@@ -142,16 +142,37 @@ class Runtime:
         if parent.id in self._created:
             self._created.add(child.id)
 
-    def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
+    def chats(self, *, all_folders: bool = False) -> list[Process]:
+        """The chats a person resumes, newest first: top-level processes that are not Benjy runs,
+        started in this folder (``all_folders``: in any folder). A process dated more than a day
+        ahead is left out (store.files.is_future_dated): it would stay the newest forever."""
+        here = str(self.scopes.cwd)
+        return [
+            p for p in self.store.list()[0]
+            if p.parent is None and p.engine != "benjy" and not is_future_dated(p)
+            and (all_folders or p.workspace == here)
+        ]
+
+    def find(self, *, resume: str | None, continue_last: bool, all_folders: bool = False) -> str | None:
+        """The id ``--resume ID`` names, or ``--continue``'s: this folder's latest chat (``--all``:
+        any folder's, as Codex scopes its picker to the folder); None for a new process."""
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
         if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
-            latest = self.store.latest(engine)
-            if latest is None:
-                raise UsageError("there is no earlier process to continue", hint="start one without --continue")
-            return latest.id
+            chats = self.chats(all_folders=all_folders)
+            if chats:
+                return chats[0].id
+            elsewhere = [] if all_folders else self.chats(all_folders=True)
+            if elsewhere:
+                raise UsageError(
+                    f"there is no earlier chat in this folder ({self.scopes.cwd}); the latest chat is "
+                    f"{elsewhere[0].id} in {elsewhere[0].workspace or 'an unknown folder'}",
+                    hint="`vance chat --continue --all` takes the latest chat of any folder; "
+                    "`vance chat --resume` lists this folder's chats",
+                )
+            raise UsageError("there is no earlier chat to continue", hint="start one without --continue")
         return None
 
     @contextlib.contextmanager
