@@ -213,6 +213,7 @@ class FordEngine(Engine):
             messages=self._request_messages(process, recipe, shorten_old=shorten_old),
             tools=[t.spec() for t in tools.values()],
             max_tokens=turn.max_tokens,
+            purpose="worker" if process.parent else "chat",  # the call type picks the temperature
         )
 
     def _fit(self, request: ChatRequest) -> Fit:
@@ -251,6 +252,7 @@ class FordEngine(Engine):
         request = ChatRequest(
             messages=[prompt, Message(role="user", content=summary_input(process.history, cut, room))],
             max_tokens=SUMMARY_MAX_TOKENS,
+            purpose="summary",
         )
         completion = await model.complete(request)
         usage = completion.usage if completion.usage.calls else completion.usage.model_copy(update={"calls": 1})

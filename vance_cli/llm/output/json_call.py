@@ -199,12 +199,15 @@ async def call_for_json(
     name: str = "output",
     extra_check: Callable[[Any], list[str]] | None = None,
     temperature: float | None = None,
+    purpose: Literal["structure", "controller"] = "structure",
 ) -> JsonCallResult:
     """Ask ``model`` for one JSON value matching ``schema``; see the module docstring.
 
     ``extra_check(data)`` may add error lines after schema validation passed (the schema builder
     uses it to insist on a valid Draft 2020-12 schema); they are fed back like schema errors.
-    Raises ModelError/TransportError when the model call itself fails for good.
+    ``purpose`` is the call type that picks the model's temperature (Benjy's stages: "controller");
+    ``temperature`` overrides it. Raises ModelError/TransportError when the model call itself fails
+    for good.
     """
     from vance_cli.llm.output import plan as ps
     from vance_cli.schema.reasons import (
@@ -266,7 +269,8 @@ async def call_for_json(
     length_retries = 0
     while iterations < loops:
         request = ChatRequest(
-            messages=transcript(), response_format=plan.response_format, temperature=temperature, max_tokens=max_tokens
+            messages=transcript(), response_format=plan.response_format, temperature=temperature, max_tokens=max_tokens,
+            purpose=purpose,
         )
         try:
             completion = await model.complete(request)
