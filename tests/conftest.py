@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -41,6 +42,15 @@ def vance_home(tmp_path, monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(work)
     return home
+
+
+@pytest.fixture(autouse=True)
+def _fresh_format_steps():
+    """Formats a provider rejected are remembered per process (llm/output/json_call.py): not across tests."""
+    yield
+    module = sys.modules.get("vance_cli.llm.output.json_call")
+    if module is not None:
+        module.forget_formats()
 
 
 from tests.fakeserver import fake_openai  # noqa: F401  (fixture)

@@ -54,6 +54,14 @@ SANDBOX_MODES: tuple[str, ...] = ("auto", "required", "off")
 # Seconds one model call may take (model.timeout); the connection itself gets less (llm/).
 DEFAULT_MODEL_TIMEOUT = 120.0
 
+# [model.temperature]: the sampling temperature sent with every request, per call type (a request's
+# ``ChatRequest.purpose``). Low everywhere, zero where the answer is a decision or a record, so an
+# evaluation run twice gets the same answers (servers default to 0.8 otherwise).
+CALL_TYPES: tuple[str, ...] = ("chat", "worker", "controller", "structure", "summary")
+DEFAULT_TEMPERATURES: Mapping[str, float] = MappingProxyType(
+    {"chat": 0.2, "worker": 0.2, "controller": 0.0, "structure": 0.0, "summary": 0.2}
+)
+
 # [model.retries]: the transport retry budget (llm/retry.py). max_total bounds the whole call,
 # attempts and waits included.
 DEFAULT_RETRIES: Mapping[str, float | int] = MappingProxyType(

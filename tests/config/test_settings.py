@@ -284,6 +284,7 @@ def test_model_options_defaults():
             "max_delay": 4.0,
             "max_total": 180.0,
         },
+        "temperature": {"chat": 0.2, "worker": 0.2, "controller": 0.0, "structure": 0.0, "summary": 0.2},
     }
 
 
@@ -444,9 +445,9 @@ def test_unknown_keys_warn_with_did_you_mean(vance_home):
         f"{path.resolve()}: unknown key 'exec.sandbx' is ignored; did you mean 'sandbox'? "
         "(known here: sandbox, network, env)",
         f"{path.resolve()}: unknown key 'model.api_bse' is ignored; did you mean 'api_base'? "
-        "(known here: default, api_base, api_key, transport, timeout, retries)",
+        "(known here: default, api_base, api_key, transport, timeout, retries, temperature)",
         f"{path.resolve()}: unknown key 'models.\"openai/x\".timout' is ignored; did you mean "
-        "'timeout'? (known here: api_base, api_key, transport, timeout, retries, capabilities)",
+        "'timeout'? (known here: api_base, api_key, transport, timeout, retries, temperature, capabilities)",
     ]
 
 

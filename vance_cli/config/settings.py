@@ -20,7 +20,15 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings_keys import ENV_KEYS, Checker, split_key
 from vance_cli.config.trust import project_trusted, split_restricted
 from vance_cli.errors import ConfigError
-from vance_cli.names import ALIAS_FALLBACKS, ALIAS_PREFIX, DEFAULT_MODEL_TIMEOUT, DEFAULT_RETRIES, MODEL_ALIASES
+from vance_cli.names import (
+    ALIAS_FALLBACKS,
+    ALIAS_PREFIX,
+    CALL_TYPES,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_RETRIES,
+    DEFAULT_TEMPERATURES,
+    MODEL_ALIASES,
+)
 from vance_cli.store.parse_cache import cached_parse
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
@@ -103,6 +111,13 @@ def _read_toml(path: Path, home: Path | None = None) -> dict[str, Any]:
             f"config file {path} is not valid TOML: {detail}",
             hint=f"fix the TOML syntax in {path} (https://toml.io)",
         ) from exc
+
+
+def _per_call_type(opts: dict[str, Any]) -> None:
+    """``temperature = 0.1`` (one number) as the table it stands for: that number for every call type."""
+    value = opts.get("temperature")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        opts["temperature"] = dict.fromkeys(CALL_TYPES, float(value))
 
 
 # --------------------------------------------------------------------------- Settings
@@ -276,7 +291,8 @@ class Settings:
         """Call options for ``model``: global [model] keys overlaid by [models."<model>"].
 
         Returns ``{"api_base", "api_key", "transport", "timeout", "retries": {attempts, base_delay,
-        max_delay, max_total}}`` plus any other keys the tables carry (``max_tokens``, ``price``).
+        max_delay, max_total}, "temperature": {<call type>: number}}`` plus any other keys the
+        tables carry (``max_tokens``, ``price``).
         """
         if model.startswith(ALIAS_PREFIX):
             model = self.resolve_model(model)
@@ -286,14 +302,17 @@ class Settings:
             "transport": "auto",
             "timeout": DEFAULT_MODEL_TIMEOUT,
             "retries": dict(DEFAULT_RETRIES),
+            "temperature": dict(DEFAULT_TEMPERATURES),
         }
         glob = self.get("model") or {}
         glob.pop("default", None)
         deep_merge(opts, glob)
+        _per_call_type(opts)
         per_model = self._model_table(model)
         per_model.pop("capabilities", None)
         deep_merge(opts, per_model)
         deep_merge(opts, self._forced_model)
+        _per_call_type(opts)
         opts["timeout"] = float(opts["timeout"])
         return opts
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from vance_cli.errors import ConfigError
-from vance_cli.names import ALIAS_PREFIX, DEFAULT_RETRIES, SANDBOX_MODES, TRANSPORTS
+from vance_cli.names import ALIAS_PREFIX, CALL_TYPES, DEFAULT_RETRIES, SANDBOX_MODES, TRANSPORTS
 from vance_cli.text import did_you_mean
 
 # Environment variable -> dotted settings key (the "environment" layer).
@@ -37,6 +37,7 @@ CAPABILITY_KEYS: dict[str, type] = {
     "json_object": bool,
     "parallel_tool_calls": bool,
     "tool_mode": str,
+    "temperature": bool,
 }
 CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "llama-server", "llama-cpp-python", "other")
 TOOL_MODES = ("native", "schema", "auto")
@@ -45,7 +46,7 @@ TOOL_MODES = ("native", "schema", "auto")
 # older Vance may know it) but a warning with the nearest known key, because a typo such as
 # `api_bse` would otherwise be ignored in silence. A feature that adds settings adds them here.
 # None: the table's own keys are free-form (checked elsewhere, e.g. model names, aliases).
-MODEL_KEYS = ("default", "api_base", "api_key", "transport", "timeout", "retries")
+MODEL_KEYS = ("default", "api_base", "api_key", "transport", "timeout", "retries", "temperature")
 KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "model": MODEL_KEYS,
     "aliases": None,
@@ -190,10 +191,24 @@ class Checker:
                         integer=rkey == "attempts",
                         minimum=1 if rkey == "attempts" else 0,
                     )
+            elif key == "temperature":
+                self.temperature(value, here)
             elif key == "capabilities" and per_model:
                 self.capabilities(self.table(value, here), here)
             else:
                 self.unknown(here, PER_MODEL_KEYS if per_model else MODEL_KEYS)
+
+    def temperature(self, value: Any, parts: list[str]) -> None:
+        """A number (every call type) or a table of call type -> number, each from 0 to 2."""
+        items = [(parts, value)] if _is_number(value) else [
+            ([*parts, k], v) for k, v in self.table(value, parts).items()
+        ]
+        for here, number in items:
+            if len(here) > len(parts) and here[-1] not in CALL_TYPES:
+                self.fail(here, f"unknown call type (known: {', '.join(CALL_TYPES)})")
+            self.number(number, here)
+            if number > 2:
+                self.fail(here, f"must be between 0 and 2, got {number}")
 
     def capabilities(self, caps: dict[str, Any], parts: list[str]) -> None:
         for key, value in caps.items():

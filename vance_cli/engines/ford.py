@@ -287,13 +287,17 @@ class FordEngine(Engine):
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, *, shorten_old: bool = False
     ) -> ChatRequest:
         messages = self._request_messages(process, recipe, shorten_old=shorten_old)
+        purpose = "worker" if process.parent else "chat"  # the call type picks the temperature
         if self._schema is not None:
             return ChatRequest(
                 messages=self._schema.wire(messages),
                 response_format=self._schema.plan.response_format,
                 max_tokens=turn.max_tokens,
+                purpose=purpose,
             )
-        return ChatRequest(messages=messages, tools=[t.spec() for t in tools.values()], max_tokens=turn.max_tokens)
+        return ChatRequest(
+            messages=messages, tools=[t.spec() for t in tools.values()], max_tokens=turn.max_tokens, purpose=purpose
+        )
 
     def _fit(self, request: ChatRequest) -> Fit:
         model = self.deps.model
@@ -331,6 +335,7 @@ class FordEngine(Engine):
         request = ChatRequest(
             messages=[prompt, Message(role="user", content=summary_input(process.history, cut, room))],
             max_tokens=SUMMARY_MAX_TOKENS,
+            purpose="summary",
         )
         completion = await model.complete(request)
         usage = completion.usage if completion.usage.calls else completion.usage.model_copy(update={"calls": 1})

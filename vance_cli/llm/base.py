@@ -38,8 +38,12 @@ class ChatRequest(BaseModel):
     response_format: dict[str, Any] | None = None
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
+    # None: the model's temperature for ``purpose`` (ModelProfile.temperatures); a number wins.
     temperature: float | None = None
     max_tokens: int | None = None
+    # The call type (names.CALL_TYPES: chat, worker, controller, structure, summary): it picks the
+    # temperature; never sent. None: "chat".
+    purpose: Literal["chat", "worker", "controller", "structure", "summary"] | None = None
 
 
 class Completion(BaseModel):
@@ -89,6 +93,8 @@ class Capabilities(BaseModel):
     # that must be one of the offered calls, under response_format), "auto" (the engine decides;
     # the local llama.cpp families).
     tool_mode: Literal["native", "schema", "auto"] = "native"
+    # The model takes a sampling temperature (OpenAI's reasoning models accept only their default).
+    temperature: bool = True
 
 
 @dataclass(frozen=True)

@@ -81,10 +81,12 @@ def default_capabilities(model: str, api_base: str | None = None, server: str | 
 
     bare = name.removeprefix("openai/")
     if bare.startswith(_OPENAI_NAMES) and (host is None or host == OPENAI_HOST):
-        return _as_the_map_says(model, Capabilities(
+        caps = _as_the_map_says(model, Capabilities(
             family="openai", tools=True, json_schema=True, strict_json_schema=True,
             json_object=True, parallel_tool_calls=True,
         ))
+        # OpenAI's reasoning models (o-series, gpt-5) reject any temperature but their default.
+        return caps.model_copy(update={"temperature": False}) if _reasoning(model) else caps
 
     # Anything else, including "openai/<local model>" behind vLLM, llama.cpp or LM Studio: tools and
     # json_schema are widely accepted; strictness, json_object (LM Studio rejects it) and the
@@ -102,6 +104,14 @@ _MAP_FLAGS = (
     ("supports_response_schema", "json_schema"),
     ("supports_parallel_function_calling", "parallel_tool_calls"),
 )
+
+
+def _reasoning(model: str) -> bool:
+    from vance_cli.llm.model_map import model_info
+
+    return (model_info(model) or {}).get("supports_reasoning") is True or model.removeprefix("openai/").startswith(
+        ("o1", "o3", "o4", "gpt-5")
+    )
 
 
 def _as_the_map_says(model: str, caps: Capabilities) -> Capabilities:

@@ -171,7 +171,8 @@ class LiteLLMModel(WireModel):
 
     def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
         # The same fields as the direct transport's body; litellm maps them per provider.
-        kwargs = build_body(request, self.name, self.capabilities, source=self.name, max_tokens=self.max_tokens)
+        kwargs = build_body(request, self.name, self.capabilities, source=self.name, max_tokens=self.max_tokens,
+                            temperature=self._temperature(request))
         kwargs.update(timeout=self.timeout, num_retries=0)
         if self.api_base:
             kwargs["api_base"] = self.api_base

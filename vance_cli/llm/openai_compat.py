@@ -128,6 +128,7 @@ class OpenAICompatModel(WireModel):
         return build_body(
             request, self.wire_model, self.capabilities,
             source=self.name, max_tokens=self.max_tokens, max_tokens_field=self._max_tokens_field,
+            temperature=self._temperature(request),
         )
 
     def _finish(self, completion: Completion, data: Mapping[str, Any], body: Mapping[str, Any]) -> Completion:

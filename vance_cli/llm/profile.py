@@ -26,7 +26,7 @@ from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.model_map import context_window as map_context_window
 from vance_cli.llm.retry import retry_settings
-from vance_cli.names import DEFAULT_MODEL_TIMEOUT, TRANSPORTS
+from vance_cli.names import CALL_TYPES, DEFAULT_MODEL_TIMEOUT, DEFAULT_TEMPERATURES, TRANSPORTS
 
 Transport = Literal["direct", "litellm"]
 
@@ -61,6 +61,28 @@ class ModelProfile:
     # an OpenAI-style model on a local api_base whose family is neither configured nor known.
     detect_server: bool = False
     capability_overrides: Mapping[str, Any] = field(default_factory=dict)  # config.toml's, kept for ``detected``
+    # The temperature per call type (names.CALL_TYPES): [model.temperature], then
+    # [models."<m>"] temperature, over names.DEFAULT_TEMPERATURES.
+    temperatures: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_TEMPERATURES))
+
+    def temperature_for(self, purpose: str | None) -> float | None:
+        """The temperature a request of call type ``purpose`` is sent with; None when the model
+        takes none (``Capabilities.temperature`` false)."""
+        if not self.capabilities.temperature:
+            return None
+        return self.temperatures.get(purpose or "chat", self.temperatures.get("chat"))
+
+
+def resolve_temperatures(value: float | Mapping[str, Any] | None) -> dict[str, float]:
+    """A configured temperature (one number for every call type, or a table by call type) over
+    the defaults."""
+    out = dict(DEFAULT_TEMPERATURES)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return dict.fromkeys(CALL_TYPES, float(value))
+    for key, number in (value or {}).items():
+        if key in out and number is not None:
+            out[key] = float(number)
+    return out
 
 
 def detected(profile: ModelProfile) -> ModelProfile:
@@ -125,6 +147,7 @@ def build_profile(
     max_tokens: int | None = None,
     price: Mapping[str, Any] | None = None,
     context_window: int | None = None,
+    temperature: float | Mapping[str, Any] | None = None,
 ) -> ModelProfile:
     """The profile of ``model`` from option values (``profile_for`` reads them from the settings).
 
@@ -159,6 +182,7 @@ def build_profile(
         context_configured=bool(context_window),
         detect_server=probe,
         capability_overrides=dict(capability_overrides or {}),
+        temperatures=resolve_temperatures(temperature),
     )
 
 
@@ -177,4 +201,5 @@ def profile_for(model: str, settings: SettingsLike) -> ModelProfile:
         max_tokens=options.get("max_tokens"),
         price=options.get("price"),
         context_window=options.get("context_window"),
+        temperature=options.get("temperature"),
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
@@ -79,6 +80,28 @@ def _short(detail: str | None, limit: int = 300) -> str:
     return shorten(detail or "", limit, one_line=True, mark="...")
 
 
+# A 5xx that is the server's answer to a request shape it does not take, not a fault a second
+# attempt can fix: llama-cpp-python's server answers response_format json_schema with HTTP 500
+# "1 validation error for CreateChatCompletionRequest / response_format.type / Input should be
+# 'text' or 'json_object'" (issue 18). It needs both a validation wording and a request field.
+_REJECTED_WORDING = re.compile(
+    r"validation error|input should be|extra inputs are not permitted|not supported|unsupported|"
+    r"unknown (?:field|parameter)|invalid (?:value|type) for",
+    re.IGNORECASE,
+)
+_REQUEST_FIELDS = re.compile(
+    r"response_format|json_schema|json_object|tool_choice|\btools\b|parallel_tool_calls|"
+    r"stream_options|max_completion_tokens|temperature",
+    re.IGNORECASE,
+)
+
+
+def rejected_request_shape(status: int, detail: str | None) -> bool:
+    """An HTTP 5xx whose text says the server does not accept a field of the request (see above)."""
+    text = detail or ""
+    return status >= 500 and bool(_REJECTED_WORDING.search(text)) and bool(_REQUEST_FIELDS.search(text))
+
+
 def error_for_status(
     status: int,
     detail: str | None,
@@ -93,6 +116,16 @@ def error_for_status(
     if detail:
         text += f": {_short(detail)}"
     retryable = status in RETRYABLE_STATUSES or status >= 500
+    if rejected_request_shape(status, detail):
+        # Not transient: the same request gets the same answer (callers step the format down).
+        return TransportError(
+            text, status=status, retryable=False, retry_after=retry_after,
+            hint=(
+                "the server does not accept this request shape (it answered with a server error, "
+                'not a 400); say what the model takes in config.toml under [models."<model>".capabilities], '
+                'e.g. json_schema = false or family = "llama-cpp-python"'
+            ),
+        )
     if status in (401, 403):
         hint = (
             "check the API key: set VANCE_API_KEY (or model.api_key in config.toml, or the provider's "

@@ -74,12 +74,15 @@ def build_body(
     source: str | None = None,
     max_tokens: int | None = None,
     max_tokens_field: str = "max_tokens",
+    temperature: float | None = None,
 ) -> dict[str, Any]:
     """The chat-completions request body for ``request`` (only the fields that are set).
 
     ``source`` is the ChatModel's name (whose provider extras may go back, see ``wire_messages``);
     ``max_tokens`` the model's default output limit, used when the request sets none, and sent as
-    ``max_tokens_field`` (OpenAI's own API wants ``max_completion_tokens``).
+    ``max_tokens_field`` (OpenAI's own API wants ``max_completion_tokens``); ``temperature`` the
+    model's for the request's call type (``ModelProfile.temperature_for``), used when the request
+    sets none. A model without ``Capabilities.temperature`` gets none.
     """
     body: dict[str, Any] = {"model": model, "messages": wire_messages(request.messages, source or model)}
     if request.tools:
@@ -91,8 +94,9 @@ def build_body(
             body["parallel_tool_calls"] = request.parallel_tool_calls
     if request.response_format is not None:
         body["response_format"] = request.response_format
-    if request.temperature is not None:
-        body["temperature"] = request.temperature
+    heat = request.temperature if request.temperature is not None else temperature
+    if heat is not None and capabilities.temperature:
+        body["temperature"] = heat
     limit = request.max_tokens or max_tokens
     if limit:
         body[max_tokens_field] = int(limit)
@@ -286,6 +290,10 @@ class WireModel(ChatModel):
     def context_window(self) -> int | None:
         """Tokens of context for prompt and reply (ModelProfile.context_window); None: unknown."""
         return self.profile.context_window
+
+    def _temperature(self, request: ChatRequest) -> float | None:
+        """The temperature of the request's call type (``ModelProfile.temperature_for``)."""
+        return self.profile.temperature_for(request.purpose)
 
     def _describe(self) -> str:
         """The model and where it is, for retry lines and errors (no password or query shown)."""

@@ -395,6 +395,7 @@ class BenjyEngine(Engine):
             max_loops=int((recipe.get("params") or {}).get("maxLoops", 3)),
             name=f"benjy_{stage}",
             extra_check=self._extra_check(state, stage),
+            purpose="controller",
         )
         usage = result.usage
         process.usage.add(usage)

@@ -13,7 +13,9 @@ A failed validation appends the previous output as an assistant message and the 
 user message, then loops; after ``max_loops`` iterations the result is ``stale`` with the last
 errors. When the provider rejects the structured format (HTTP 400 naming response_format/schema)
 or answers with non-JSON, the request steps down json_schema → json_object → schema in the prompt,
-and each step is recorded in ``format_fallbacks``. Transport retries happen inside the model; they
+and each step is recorded in ``format_fallbacks``. A provider's rejection (also an HTTP 500 that
+names the request shape, llama-cpp-python's answer to json_schema) is remembered for the model for
+the rest of the process (``_FORMAT_STEPS``): the next call starts at the format that was taken. Transport retries happen inside the model; they
 are a separate budget and never count as iterations.
 
 Three replies are not format failures and never step down:
@@ -89,10 +91,34 @@ def format_rejected(exc: Exception) -> bool:
     if isinstance(exc, ModelRequestsForbidden):
         return False
     if isinstance(exc, TransportError):
-        return exc.status in (400, 422) and not exc.retryable and bool(_FORMAT_WORDS.search(exc.message))
+        # 400/422, or a 5xx the transport found to be a rejected request shape (not retryable:
+        # llama-cpp-python's server answers json_schema with HTTP 500, retry.rejected_request_shape)
+        status = exc.status or 0
+        return (status in (400, 422) or status >= 500) and not exc.retryable and bool(_FORMAT_WORDS.search(exc.message))
     if isinstance(exc, ModelError):  # e.g. litellm's UnsupportedParamsError, translated at the edge
         return "response_format" in exc.message
     return False
+
+
+# The format a provider rejected, remembered for the process: model name and api_base -> the mode
+# the next call starts at. A rejection is the server's answer to the request shape (it does not
+# change between calls), so a later call_for_json to the same model does not ask again what was
+# refused; a reply that was not JSON is the model's doing and is not remembered.
+_FORMAT_STEPS: dict[tuple[str, str | None], str] = {}
+
+
+def _format_key(model: ChatModel) -> tuple[str, str | None]:
+    return (model.name, getattr(model, "api_base", None))
+
+
+def remembered_format(model: ChatModel) -> str | None:
+    """The response format a provider's rejection stepped this model down to, in this process."""
+    return _FORMAT_STEPS.get(_format_key(model))
+
+
+def forget_formats() -> None:
+    """Forget every remembered step (tests)."""
+    _FORMAT_STEPS.clear()
 
 
 def more_room(current: int | None, limit: int | None) -> int | None:
@@ -199,12 +225,15 @@ async def call_for_json(
     name: str = "output",
     extra_check: Callable[[Any], list[str]] | None = None,
     temperature: float | None = None,
+    purpose: Literal["structure", "controller"] = "structure",
 ) -> JsonCallResult:
     """Ask ``model`` for one JSON value matching ``schema``; see the module docstring.
 
     ``extra_check(data)`` may add error lines after schema validation passed (the schema builder
     uses it to insist on a valid Draft 2020-12 schema); they are fed back like schema errors.
-    Raises ModelError/TransportError when the model call itself fails for good.
+    ``purpose`` is the call type that picks the model's temperature (Benjy's stages: "controller");
+    ``temperature`` overrides it. Raises ModelError/TransportError when the model call itself fails
+    for good.
     """
     from vance_cli.llm.output import plan as ps
     from vance_cli.schema.reasons import (
@@ -218,6 +247,9 @@ async def call_for_json(
     validator = make_validator(schema)
     chain = ps.format_chain(caps)
     level = 0
+    remembered = remembered_format(model)
+    if remembered in chain:
+        level = chain.index(remembered)  # a rejection earlier in this process (_FORMAT_STEPS)
 
     def plan_for(level: int) -> ps.ProviderPlan:
         return ps.build_plan(
@@ -266,7 +298,8 @@ async def call_for_json(
     length_retries = 0
     while iterations < loops:
         request = ChatRequest(
-            messages=transcript(), response_format=plan.response_format, temperature=temperature, max_tokens=max_tokens
+            messages=transcript(), response_format=plan.response_format, temperature=temperature, max_tokens=max_tokens,
+            purpose=purpose,
         )
         try:
             completion = await model.complete(request)
@@ -275,6 +308,7 @@ async def call_for_json(
                 usage.calls += 1
                 reason = shorten(exc.message, 160)
                 if step_down(f"rejected by the provider ({reason})"):
+                    _FORMAT_STEPS[_format_key(model)] = chain[level]
                     continue
             raise
         spent = completion.usage.model_copy()
