@@ -86,6 +86,7 @@ def test_the_shipped_brain_check_reads_the_path_as_the_model_does(tmp_path):
     data["model"] = "scripted:d/brain.json"
     data["workspace"] = str(repo / "sub")
     pfile.write_text(json.dumps(data))
-    r = run_cli("chat", "-p", "again", "--continue", cwd=repo)
+    # --resume ID: --continue takes this folder's chats only, and the file now names sub/
+    r = run_cli("chat", "-p", "again", "--resume", pfile.stem, cwd=repo)
     assert "SHIPPED BRAIN" not in r.stdout, (r.returncode, r.stdout, r.stderr)
     assert r.returncode != 0 and "a script in" in r.stderr and "--model" in r.stderr
