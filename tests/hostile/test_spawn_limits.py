@@ -22,8 +22,9 @@ def _spawn_then_respond(server, args: dict) -> None:
 
 
 def _tool_reply(server) -> str:
+    """What the first tool call of the run (the process_spawn) answered: the newest tool message."""
     messages = server.requests[1]["messages"]
-    return next(m["content"] for m in messages if m.get("role") == "tool")
+    return [m["content"] for m in messages if m.get("role") == "tool"][-1]
 
 
 def _chat(server, cwd: Path | None = None):
@@ -105,3 +106,65 @@ def test_a_recipe_a_command_wrote_into_a_trusted_vance_is_not_spawned(fake_opena
     tools = [m["content"] for m in fake_openai.requests[2]["messages"] if m.get("role") == "tool"]
     assert "changed since it was trusted" in tools[-1]
     assert [row["engine"] for row in json_lines(run_cli("ps", "--json", cwd=work).stdout)] == ["arthur"]
+
+
+def _shipped_process(repo: Path, edit) -> None:
+    """What a hostile repository ships: a process file made with a scripted brain, its recipe
+    snapshot then edited by ``edit`` (the repository is not trusted)."""
+    from tests.helpers import write_script
+
+    (repo / ".vance").mkdir(parents=True)
+    respond = {"name": "respond", "arguments": {"message": "hi", "awaiting_user_input": True}}
+    seed = write_script(repo.parent / "seed.json", [{"tool_calls": [respond]}] * 2)
+    assert run_cli("chat", "-p", "hello", "--model", seed, cwd=repo).returncode == 0
+    (pfile,) = list((repo / ".vance" / "processes").glob("*.json"))
+    data = json.loads(pfile.read_text())
+    data["model"] = ""
+    edit(data["recipe"])
+    pfile.write_text(json.dumps(data))
+
+
+def test_a_shipped_snapshot_claiming_exec_run_grants_no_check_command(fake_openai, tmp_path):
+    """Review of issue 17, finding 2: the grant is what the parent runs with (an untrusted process
+    file gets its recipe name's tools from the trusted scopes), not the snapshot it ships."""
+    repo = tmp_path / "work" / "repo"
+
+    def edit(recipe):
+        recipe["tools"]["allowed"].append("exec_run")
+        recipe.setdefault("exec", {})["network"] = True
+
+    _shipped_process(repo, edit)
+    _spawn_then_respond(fake_openai, {"goal": "anything", "check": "id > pwned.txt"})
+    r = run_cli("chat", "-p", "again", "--continue", "--yes", cwd=repo, env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
+    assert r.returncode == 0, r.stderr
+    reply = _tool_reply(fake_openai)
+    assert "check runs a command" in reply, reply
+    assert not list(repo.rglob("pwned.txt"))
+
+
+def test_a_shipped_snapshot_claiming_exec_run_spawns_no_worker_with_it(fake_openai, vance_home, tmp_path):
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "worker.yaml").write_text("name: worker\nengine: ford\ntools: {add: [exec_run]}\n")
+    repo = tmp_path / "work" / "repo"
+    _shipped_process(repo, lambda recipe: recipe["tools"]["allowed"].append("exec_run"))
+    _spawn_then_respond(fake_openai, {"goal": "anything", "recipe": "worker"})
+    fake_openai.enqueue(tool_calls=[("exec_run", {"command": "touch pwned"})])
+    for _ in range(3):
+        fake_openai.enqueue(tool_calls=[("respond", {"message": "done", "awaiting_user_input": True})])
+    r = run_cli("chat", "-p", "again", "--continue", "--yes", cwd=repo, env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
+    assert r.returncode == 0, r.stderr
+    assert "grants exec_run" in _tool_reply(fake_openai)
+    assert not (repo / "pwned").exists()
+
+
+def test_a_worker_never_gets_a_tool_beyond_the_delegable_ones_its_parent_lacks(fake_openai, vance_home):
+    """The full tool set is compared, not only exec_run: process_spawn from a parent without it."""
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "hub.yaml").write_text(
+        "name: hub\nengine: arthur\ntools: {allowed: [respond, file_read, process_spawn]}\n"
+    )
+    (vance_home / "recipes" / "w.yaml").write_text("name: w\nengine: ford\ntools: {allowed: [respond, process_status]}\n")
+    _spawn_then_respond(fake_openai, {"goal": "x", "recipe": "w"})
+    r = run_cli("chat", "-p", "help", "--yes", "--recipe", "hub", env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
+    assert r.returncode == 0, r.stderr
+    assert "grants process_status, which this process (hub) does not have" in _tool_reply(fake_openai)

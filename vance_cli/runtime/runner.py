@@ -230,9 +230,10 @@ class Runtime:
         if self._tools is None:
             self._tools = builtin_registry()
         tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
+        granted = _snapshot_tools(process)
         untrusted = None
         if not project_trusted(self.scopes) and process.id not in self._created:
-            tools, recipe_exec = self._untrusted_tools(process)
+            tools, recipe_exec, granted = self._untrusted_tools(process)
             untrusted = self._untrusted_where()
         deps = EngineDeps(
             model=model,
@@ -243,7 +244,9 @@ class Runtime:
                 workspace=Path(process.workspace or self.scopes.cwd),
                 settings=self.settings,
                 process_id=process.id,
-                extra={"recipe_exec": recipe_exec},  # the exec_run policy
+                # the exec_run policy, and what this process really runs with: a worker it
+                # spawns never gets more (runtime/scheduler.py _within_parent_grant)
+                extra={"recipe_exec": recipe_exec, "grant": {"tools": granted, "exec": dict(recipe_exec)}},
                 host=host,
             ),
             stream=self.stream,
@@ -306,7 +309,8 @@ class Runtime:
         return root, check(self.scopes).command
 
     def _untrusted_tools(self, process: Process):
-        """The tools a process file in an untrusted project may use, and its exec settings.
+        """The tools a process file in an untrusted project may use, its exec settings, and the
+        names of the tools it really gets (the rest of its snapshot answers with a refusal).
 
         Such a file may come with the cloned repository, its recipe snapshot granting exec_run.
         It gets what its recipe name grants from the trusted scopes (user, bundled), or the
@@ -342,8 +346,9 @@ class Runtime:
         except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
             wanted = []
         extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
+        granted = [name for name in wanted if name in allowed]
         if not extra:
-            return self._tools, exec_spec
+            return self._tools, exec_spec, granted
         registry = builtin_registry()
         for name in extra:
             base = self._tools.get(name)
@@ -360,7 +365,7 @@ class Runtime:
                 name,
                 lambda base=base, refuse=refuse: Tool(base.name, base.description, base.parameters, refuse),
             )
-        return registry, exec_spec
+        return registry, exec_spec, granted
 
     def _stop(self, process: Process, status: Status, reason: str) -> None:
         from vance_cli.store.process import can_transition
@@ -371,6 +376,17 @@ class Runtime:
             self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
         self.store.save(process)
 
+
+
+def _snapshot_tools(process: Process) -> list[str]:
+    """The tool names of a process's own recipe snapshot (a trusted or self-made process runs with
+    them); none when the snapshot does not validate (the engine reports that itself)."""
+    from vance_cli.config.recipes import Recipe
+
+    try:
+        return Recipe.model_validate(process.recipe).tool_names()
+    except Exception:  # noqa: BLE001 - a snapshot that does not validate grants nothing
+        return []
 
 
 async def _compact(engine, process: Process) -> bool:

@@ -170,7 +170,12 @@ class Scheduler:
         return child
 
     def prepare_worker(
-        self, recipe: str, *, check: str | None = None, parent: Process | None = None
+        self,
+        recipe: str,
+        *,
+        check: str | None = None,
+        parent: Process | None = None,
+        grant: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the recipe snapshot, the engine params) of a worker of ``recipe`` (VanceError when it cannot be one).
 
@@ -178,7 +183,8 @@ class Scheduler:
         the recipe comes from the recipe cascade of trusted scopes (a name, never a file path; a
         project recipe only while the project is trusted as it is now), and a worker never gets
         more than ``parent`` has: no exec_run, no network and no check command (a check runs a
-        command) unless the parent's own recipe grants exec_run (and the network).
+        command) unless the parent runs with exec_run (and the network): ``grant``, what the parent
+        really runs with (its ToolContext), not the recipe snapshot its process file claims.
         """
         from vance_cli.config.recipes import load_recipe, looks_like_path
 
@@ -201,7 +207,7 @@ class Scheduler:
                     hint=f"the person can check it and run `vance trust {self.scopes.project.parent}`",
                 )
         if parent is not None:
-            _within_parent_grant(loaded, parent, check=check, name=recipe)
+            _within_parent_grant(loaded, parent, grant, check=check, name=recipe)
         params = worker_params(loaded, self.scopes, check=check, name=recipe)
         return loaded.model_dump(mode="json"), params
 
@@ -406,16 +412,23 @@ class Scheduler:
                 self.runtime.bus.emit(StatusChanged(process.id, old.value, Status.FAILED.value, process.status_reason))
 
 
-def _within_parent_grant(child: Any, parent: Process, *, check: str | None, name: str) -> None:
-    """VanceError when a worker of ``child`` would get more than ``parent`` has (see prepare_worker)."""
-    from vance_cli.config.recipes import Recipe
+# Tools a worker may get although the process starting it has none of them: they run nothing,
+# and what they change (file_write) the person allows when they approve the spawn.
+DELEGABLE_TOOLS = frozenset({"respond", "file_read", "file_list", "file_write", "structure"})
 
-    try:
-        granted = Recipe.model_validate(parent.recipe)
-        tools, network = set(granted.tool_names()), granted.exec.network
-    except Exception:  # noqa: BLE001 - a snapshot that does not validate grants nothing extra
-        tools, network = set(), False
-    why = f"this process ({parent.recipe_name or parent.engine}) may not run commands: its recipe has no exec_run"
+
+def _within_parent_grant(child: Any, parent: Process, grant: dict[str, Any] | None, *, check: str | None, name: str) -> None:
+    """VanceError when a worker of ``child`` would get more than ``parent`` has (see prepare_worker).
+
+    ``grant`` is what the parent really runs with (runtime/runner.py puts it in the ToolContext:
+    the tools it may use and its exec settings), never the recipe snapshot in its process file,
+    which a cloned repository may ship. No grant: nothing beyond DELEGABLE_TOOLS.
+    """
+    grant = grant or {}
+    tools = set(grant.get("tools") or ())
+    parent_exec = dict(grant.get("exec") or {})
+    who = parent.recipe_name or parent.engine
+    why = f"this process ({who}) may not run commands: its recipe has no exec_run"
     if check and "exec_run" not in tools:
         raise VanceError(
             f"check runs a command ({check!r}); {why}, and a worker never gets more than the process that starts it",
@@ -426,8 +439,25 @@ def _within_parent_grant(child: Any, parent: Process, *, check: str | None, name
             f"recipe {name!r} grants exec_run; {why}, and a worker never gets more than the process that starts it",
             hint="use a recipe without exec_run, e.g. coding",
         )
-    if child.exec.network and not network:
+    more = [t for t in child.tool_names() if t not in tools and t not in DELEGABLE_TOOLS]
+    if more:
         raise VanceError(
-            f"recipe {name!r} gives its commands the network (exec: {{network: true}}), which this process does not have",
-            hint="use a recipe without exec.network",
+            f"recipe {name!r} grants {', '.join(more)}, which this process ({who}) does not have, and a "
+            "worker never gets more than the process that starts it",
+            hint="use a recipe whose tools the calling process has, e.g. coding",
+        )
+    # Every exec setting a recipe can give its commands (network today; any later one such as a
+    # sandbox mode or passed variables likewise): the worker's must be the parent's or the default.
+    defaults = type(child.exec)().model_dump()
+    for key, value in child.exec.model_dump().items():
+        if value == defaults.get(key) or value == parent_exec.get(key, defaults.get(key)):
+            continue
+        if key == "network":
+            raise VanceError(
+                f"recipe {name!r} gives its commands the network (exec: {{network: true}}), which this process does not have",
+                hint="use a recipe without exec.network",
+            )
+        raise VanceError(
+            f"recipe {name!r} sets exec.{key} = {value!r} for its commands, which this process ({who}) does not have",
+            hint=f"use a recipe without exec.{key}",
         )

@@ -34,11 +34,17 @@ class WorkerHost(Protocol):
         ...
 
     def prepare_worker(
-        self, recipe: str, *, check: str | None = None, parent: Process | None = None
+        self,
+        recipe: str,
+        *,
+        check: str | None = None,
+        parent: Process | None = None,
+        grant: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """(the recipe snapshot, the engine params) a worker of ``recipe`` starts with; VanceError
         when ``recipe`` cannot run as a worker (its engine, its config, an option it does not take, or
-        more than ``parent`` is granted: exec_run, the network, a check command)."""
+        more than ``parent`` is granted: exec_run, the network, a check command; ``grant`` is what the
+        parent really runs with, ``ctx.extra["grant"]``)."""
         ...
 
     def spawn(

@@ -78,7 +78,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"the calling process {ctx.process_id} is not on disk")
     name = (args.get("recipe") or "benjy-coding").strip()
     try:
-        recipe, params = host.prepare_worker(name, check=args.get("check"), parent=parent)
+        recipe, params = host.prepare_worker(name, check=args.get("check"), parent=parent, grant=ctx.extra.get("grant"))
         # The child's id goes into the calling message before the child exists (saved with the
         # parent's list of children): when a crash cuts the call off before its result is saved,
         # the engine runs the same call again and it finds (or finishes creating) the same child.
@@ -138,7 +138,7 @@ async def _spawn_preview(args: dict[str, Any], ctx: ToolContext):
     host = _host(ctx)
     parent = host.find(ctx.process_id) if host is not None and ctx.process_id else None
     try:
-        recipe, params = host.prepare_worker(name, check=check, parent=parent) if host is not None else ({}, {})
+        recipe, params = host.prepare_worker(name, check=check, parent=parent, grant=ctx.extra.get("grant")) if host is not None else ({}, {})
     except Exception as exc:  # noqa: BLE001 - the call itself will answer with this error
         fields.append(("refused", str(getattr(exc, "message", exc))))
     else:
