@@ -204,14 +204,15 @@ class Doctor:
 
         mode = str(self.settings.get("exec.sandbox", "auto")) if self.settings is not None else "auto"
         if mode == "off":
-            return Check("sandbox", WARN, 'exec.sandbox is "off": exec_run commands run with your full rights',
+            return Check("sandbox", WARN, 'exec.sandbox is "off": exec_run commands run with your full rights '
+                         "(unconfined: each command asks first unless your rules allow it)",
                          'set [exec] sandbox = "auto" in config.toml')
         bwrap, problem = asyncio.run(find_sandbox())
         if problem is None:
             return Check("sandbox", OK, f"bubblewrap works ({bwrap}): exec_run commands run sandboxed")
         outcome = FAIL if mode == "required" else WARN
         return Check("sandbox", outcome, f"{problem}: exec_run commands would run unconfined"
-                     + (" — refused, exec.sandbox is \"required\"" if mode == "required" else ""),
+                     + (" — refused, exec.sandbox is \"required\"" if mode == "required" else " (each command asks first unless your rules allow it)"),
                      "install bubblewrap (Debian/Ubuntu: apt install bubblewrap)")
 
     def check_state(self) -> Check:

@@ -80,6 +80,26 @@ class ToolFinished(Event):
 
 
 @dataclass
+class ApprovalNeeded(Event):
+    """A tool call waits for the person's yes (tools/approval.py): what it would do, and how to allow it.
+
+    ``answered`` is False where nobody can answer (``chat -p`` without ``--allow``/``--yes``): the
+    call was not run, the turn is kept, and ``hint`` names the flag or command that allows it.
+    """
+
+    call_id: str
+    tool: str
+    title: str
+    subject: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+    diff: str | None = None
+    sandboxed: bool | None = None
+    notice: str | None = None
+    answered: bool = True
+    hint: str | None = None
+
+
+@dataclass
 class UsageEvent(Event):
     calls: int
     prompt_tokens: int
@@ -96,6 +116,7 @@ _TYPE_NAMES: dict[type, str] = {
     ToolStarted: "tool_started",
     ToolFinished: "tool_finished",
     UsageEvent: "usage",
+    ApprovalNeeded: "approval_needed",
 }
 
 Listener = Callable[[Event], None]

@@ -40,7 +40,10 @@ KNOWN_TOOLS: tuple[str, ...] = tuple(sorted(TOOLS))
 
 # Model aliases a recipe or `--model` may use; settings map them to model strings.
 ALIAS_PREFIX = "default:"
-MODEL_ALIASES: tuple[str, ...] = ("default:fast", "default:analyze", "default:code")
+MODEL_ALIASES: tuple[str, ...] = ("default:fast", "default:analyze", "default:code", "default:strong")
+# An unset alias falls back to another before model.default: escalation (default:strong, the
+# `coding` recipe Benjy escalates to) goes to the model configured for judgement, not the worker's.
+ALIAS_FALLBACKS: Mapping[str, str] = MappingProxyType({"default:strong": "default:analyze"})
 
 # model.transport: auto picks direct for an OpenAI-style model with an api_base, else litellm.
 TRANSPORTS: tuple[str, ...] = ("auto", "litellm", "direct")

@@ -100,7 +100,10 @@ def test_a_question_is_answered_with_vance_benjy_answer(fake_openai, env, ws):
     pid = r.stderr.split("benjy run ", 1)[1].split()[0]
     assert "Which content should item1.txt have?" in r.stderr
     assert f'vance benjy answer {pid} "YOUR ANSWER"' in r.stderr
-    assert r.stdout == ""
+    # the BLOCKED run's report on stdout, as DONE's (issue 18): the question, the items, the counters
+    assert r.stdout.startswith("# Benjy report · BLOCKED\n")
+    assert "## Question\nWhich content should item1.txt have?" in r.stdout
+    assert "#1 [in_progress] write item1.txt" in r.stdout and "## Counters" in r.stdout
     status = json.loads(run_cli("benjy", "status", pid, "--json", env=env).stdout)
     assert status["status"] == "BLOCKED" and status["pendingQuestion"]["reason"] == "ask_parent"
     human = run_cli("benjy", "status", pid, env=env).stdout
@@ -127,12 +130,45 @@ def test_json_output_is_the_event_stream(fake_openai, env, ws):
 
 def test_without_a_workspace_a_temporary_one_is_made_and_shown(fake_openai, env):
     fake_openai.responder = Brain(items=1).reply_body
+    r = run_cli("benjy", "run", "one file", "--keep-workspace", env=env)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stderr.splitlines() if x.startswith("workspace "))
+    assert line.endswith("(a new temporary folder, kept after DONE)")
+    folder = line.split()[1]
+    assert os.path.isfile(os.path.join(folder, "item1.txt"))
+
+
+def test_a_temporary_workspace_is_disposed_of_at_done_and_the_run_says_where(fake_openai, env):
+    # spec §7: temporary RootDirs are disposed of when the creator closes (issue 18)
+    fake_openai.responder = Brain(items=1).reply_body
     r = run_cli("benjy", "run", "one file", env=env)
     assert r.returncode == 0, r.stderr
     line = next(x for x in r.stderr.splitlines() if x.startswith("workspace "))
-    assert line.endswith("(a new temporary folder)")
+    assert line.endswith("(a new temporary folder, removed at DONE; --keep-workspace keeps it)")
     folder = line.split()[1]
-    assert os.path.isfile(os.path.join(folder, "item1.txt"))
+    assert f"the temporary workspace {folder} was removed at DONE" in r.stderr
+    assert not os.path.exists(folder)
+    assert r.stdout.startswith("# Benjy report") and "#1 [done]" in r.stdout
+
+
+def test_a_named_or_given_workspace_is_never_disposed_of(fake_openai, env, ws):
+    fake_openai.responder = Brain(items=1).reply_body
+    r = run_cli("benjy", "run", "one file", "--workspace", str(ws), "--check", CHECK, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "item1.txt").is_file() and "was removed" not in r.stderr
+
+
+def test_an_analysis_goal_still_runs_the_check_and_a_failing_check_is_not_done(fake_openai, env, ws):
+    # issue 18, first contact: INTERPRET called a coding goal "analysis", the chain had no CHECK,
+    # the workers wrote nothing and the run ended DONE with exit 0. The check is ground truth.
+    (ws / "check.py").write_text("import sys\nimport fizzbuzz\nsys.exit(0)\n")
+    brain = Brain(items=1, task_type="analysis", worker_files=lambda n, p: [("notes.md", "I would write fizzbuzz.py\n")])
+    fake_openai.responder = brain.reply_body
+    r = run_cli("benjy", "run", "write fizzbuzz.py", "--workspace", str(ws), "--check", CHECK, env=env)
+    assert r.returncode == 10, r.stderr
+    assert "CHECK #1: failed (exit 1)" in r.stderr
+    assert "No module named 'fizzbuzz'" in r.stdout  # the report says what the facts say
+    assert r.stdout.startswith("# Benjy report · BLOCKED") and "DONE" not in r.stderr.split("BLOCKED ·")[-1].split("\n")[0]
 
 
 def test_a_named_target_is_a_folder_of_the_scope(fake_openai, env, vance_home):
@@ -185,3 +221,14 @@ def test_ctrl_c_saves_the_run_and_resume_finishes_it(fake_openai, env, ws):
 def test_watch_needs_a_terminal(env):
     r = run_cli("benjy", "watch", "20260101-000000-abcdef", env=env)
     assert r.returncode == 2 and "needs a terminal" in r.stderr and "vance benjy status" in r.stderr
+
+
+def test_a_blocked_run_ends_its_json_stream_with_the_report(fake_openai, env, ws):
+    brain = Brain(items=1, overrides={"ROUTE": lambda p: {"op": "ask_parent", "question": "Which content?", "reason": "unclear"}},
+                  worker_files=lambda n, p: [(f"item{n}.txt", "BAD\n")])
+    fake_openai.responder = brain.reply_body
+    r = run_cli("benjy", "run", "write the item file", "--workspace", str(ws), "--check", CHECK, "--json", env=env)
+    assert r.returncode == 10, r.stderr
+    last = json_lines(r.stdout)[-1]
+    assert last["type"] == "report" and last["status"] == "BLOCKED"
+    assert last["text"].startswith("# Benjy report · BLOCKED") and "## Question\nWhich content?" in last["text"]

@@ -119,3 +119,40 @@ def test_a_second_vance_on_a_locked_process_names_the_holder(tmp_path):
         holder.kill()
         holder.wait()
     time.sleep(0.05)
+
+
+def test_continue_takes_this_folders_latest_chat_and_all_takes_any(tmp_path):
+    # issue 16: in proj, --continue resumed proj2's chat (the newer one) and the model wrote there.
+    proj, proj2 = tmp_path / "proj", tmp_path / "proj2"
+    proj.mkdir()
+    proj2.mkdir()
+    first = write_script(tmp_path / "a.json", [respond("in proj")])
+    mine = json_lines(run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": first}, cwd=proj).stdout)[0]["process_id"]
+    second = write_script(tmp_path / "b.json", [respond("in proj2")])
+    theirs = json_lines(run_cli("chat", "-p", "two", "--json", env={"VANCE_MODEL": second}, cwd=proj2).stdout)[0]["process_id"]
+    assert mine != theirs
+    again = write_script(tmp_path / "c.json", [respond("again in proj")])
+    r = run_cli("chat", "-p", "three", "--continue", "--json", "--model", again, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[0]["process_id"] == mine
+    other = write_script(tmp_path / "d.json", [respond("any folder")])
+    r = run_cli("chat", "-p", "four", "--continue", "--all", "--json", "--model", other, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[0]["process_id"] == mine  # proj's chat is the newest now
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = run_cli("chat", "-p", "five", "--continue", "--model", other, cwd=empty)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "no earlier chat in this folder" in r.stderr and "--all" in r.stderr and mine in r.stderr
+
+
+def test_continue_all_takes_another_folders_chat(tmp_path):
+    proj, proj2 = tmp_path / "proj", tmp_path / "proj2"
+    proj.mkdir()
+    proj2.mkdir()
+    model = write_script(tmp_path / "a.json", [respond("there")])
+    theirs = json_lines(run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": model}, cwd=proj2).stdout)[0]["process_id"]
+    model2 = write_script(tmp_path / "b.json", [respond("from proj")])
+    r = run_cli("chat", "-p", "two", "--continue", "--all", "--json", "--model", model2, cwd=proj)
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[0]["process_id"] == theirs

@@ -63,7 +63,7 @@ def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path, vance
     fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
     (tmp_path / "work" / "check.py").write_text(CHECK_PY)
     env = {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
-    r = run_cli("chat", "-p", "please create item1.txt", env=env)
+    r = run_cli("chat", "-p", "please create item1.txt", "--yes", env=env)
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.split("\n", 1)
     assert first == "I started a Benjy run for that."

@@ -34,7 +34,8 @@ def test_demo_json_reports_what_it_did_and_the_files_prove_it(tmp_path):
     assert second["status"] == "need-more-input" and "date" in second["need"]
 
     benjy = report["benjy"]
-    assert benjy["status"] == "DONE" and benjy["checks"] == 2 and benjy["workerSpawns"] == 2
+    # two item checks and the DONE gate's final check on the finished workspace (issue 18)
+    assert benjy["status"] == "DONE" and benjy["checks"] == 3 and benjy["workerSpawns"] == 2
     assert len(benjy["failedChecks"]) == 1 and "want 'vance-the-console'" in benjy["failedChecks"][0]
     assert benjy["todos"] == []  # cleared on DONE
     ws = home / "benjy-workspace"

@@ -60,8 +60,8 @@ def chat(repo: Path, *args: str, path: str | None = None, in_a_subprocess: bool 
     if path is not None:
         env["PATH"] = path
     if in_a_subprocess:  # the command reads /proc/$PPID/environ: its parent must be a vance process
-        return vance("chat", "-p", "please help", *args, cwd=repo, env=env, timeout=180)
-    return run_cli("chat", "-p", "please help", *args, cwd=repo, env=env)
+        return vance("chat", "-p", "please help", "--yes", *args, cwd=repo, env=env, timeout=180)
+    return run_cli("chat", "-p", "please help", "--yes", *args, cwd=repo, env=env)
 
 
 def everything_received(server: FakeOpenAIServer) -> str:
@@ -161,7 +161,10 @@ def test_a_process_file_working_outside_the_untrusted_folder_is_not_driven(repo,
     data = json.loads(path.read_text())
     data["workspace"] = str(tmp_path)  # e.g. the user's home, in a file that came with the repo
     path.write_text(json.dumps(data))
+    # --continue takes this folder's chats only (issue 16): it does not reach the file at all
     r = chat(repo, "--continue")
+    assert r.returncode == 2 and "no earlier chat in this folder" in r.stderr, r.stderr
+    r = chat(repo, "--resume", data["id"])
     assert r.returncode == 2, r.stderr
     assert f"outside {repo}" in r.stderr and "not trusted" in r.stderr and f"vance trust {repo}" in r.stderr
     assert fake_openai.requests == [] and len(evil.requests) == 1
@@ -228,7 +231,8 @@ def test_benjy_run_with_allow_exec_and_check_works_in_an_untrusted_folder(tmp_pa
     )
     assert r.returncode == 0, r.stderr
     assert (ws / "ran.txt").read_text() == "ran\n"  # the worker's exec_run ran
-    assert (ws / "checked.txt").read_text() == "checked\n"
+    # the check ran for the item and once more at the DONE gate, on the final workspace (issue 18)
+    assert (ws / "checked.txt").read_text() == "checked\nchecked\n"
 
 
 def test_a_benjy_process_file_in_an_untrusted_folder_runs_no_check_command(tmp_path, fake_openai):

@@ -65,7 +65,7 @@ def test_ctrl_c_during_exec_run_then_continue_does_not_run_the_command_again(fak
     work = Path.cwd()
     fake_openai.enqueue(tool_calls=[("exec_run", {"command": "echo ran >> count.txt; sleep 30"})])
     env = _env(fake_openai)
-    proc = _start(env, "chat", "--recipe", "runner", "-p", "count once")
+    proc = _start(env, "chat", "--recipe", "runner", "-p", "count once", "--allow", "exec_run")
     # The shell creates count.txt before echo writes to it: wait for the line, not the file.
     _wait_for(
         lambda: (work / "count.txt").exists() and (work / "count.txt").read_text() == "ran\n", "the command to start"

@@ -11,6 +11,7 @@ from vance_cli.config.recipes import Recipe
 from vance_cli.engines import engine_class
 from vance_cli.engines.base import EngineDeps
 from vance_cli.events import Event, EventBus, MessageEvent
+from vance_cli.llm.base import Capabilities
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
@@ -77,6 +78,7 @@ def run_engine(
     process: Process | None = None,
     store: ProcessStore | None = None,
     stream: bool = False,
+    capabilities: Capabilities | None = None,
 ) -> Run:
     store = store or ProcessStore(tmp_path / "processes")
     workspace = tmp_path / "ws"
@@ -87,7 +89,7 @@ def run_engine(
         for text in [user] if isinstance(user, str) else user:
             process.inbox.append(InboxItem(content=text))
         store.create(process)
-    model = ScriptedModel(replies)
+    model = ScriptedModel(replies, capabilities=capabilities)
     bus = EventBus()
     events: list[Event] = []
     bus.subscribe(events.append)

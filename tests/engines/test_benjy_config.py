@@ -117,7 +117,7 @@ def test_bundled_cheap_mode_and_escalation():
     batch = resolve(load_recipe("benjy-batch", scopes), scopes)[0]
     assert not batch.enabled("route") and batch.maxInitialItems == 10
     coding = load_recipe("coding", scopes)
-    assert coding.engine == "ford" and coding.model == "default:code" and "file_write" in coding.tool_names()
+    assert coding.engine == "ford" and coding.model == "default:strong" and "file_write" in coding.tool_names()
 
 
 def test_every_controller_schema_is_a_valid_bundled_schema_with_a_manual():

@@ -16,14 +16,18 @@ from vance_cli.engines.benjy.state import InFlight, PendingQuestion, encode
 @pytest.mark.parametrize(
     ("task_type", "check", "evaluate", "chain"),
     [
-        ("info", True, True, ("DO", "CLOSE")),
+        # the person's check runs whatever task type interpret picked (issue 18)
+        ("info", True, True, ("DO", "CHECK", "CLOSE")),
         ("coding", True, True, ("DO", "CHECK", "EVALUATE", "CLOSE")),
-        ("planning", True, True, ("DO", "EVALUATE", "CLOSE")),
-        ("analysis", True, True, ("DO", "EVALUATE", "CLOSE")),
+        ("planning", True, True, ("DO", "CHECK", "EVALUATE", "CLOSE")),
+        ("analysis", True, True, ("DO", "CHECK", "EVALUATE", "CLOSE")),
+        ("info", False, True, ("DO", "CLOSE")),
+        ("analysis", False, True, ("DO", "EVALUATE", "CLOSE")),
         ("coding", False, True, ("DO", "EVALUATE", "CLOSE")),  # no check command: the stage falls out
         ("coding", True, False, ("DO", "CHECK", "CLOSE")),
         ("coding", False, False, ("DO", "CLOSE")),
-        ("planning", True, False, ("DO", "CLOSE")),
+        ("planning", True, False, ("DO", "CHECK", "CLOSE")),
+        ("planning", False, False, ("DO", "CLOSE")),
     ],
 )
 def test_chain_templates_drop_disabled_stages(task_type, check, evaluate, chain):
@@ -287,7 +291,9 @@ def test_reflect_yes_does_not_pass_a_criterion_of_a_failed_item():
     s.items[0].status, s.items[1].status = "done", "failed"
     s.items[1].criteria = [2]
     n = run(s, ans({"achieved": "yes", "gaps": []})).state
-    assert [c.status for c in n.criteria] == ["pass", "open"] and types(n) == ["DONE"]
+    assert [c.status for c in n.criteria] == ["open", "open"]
+    # and the facts outrank the "yes" (issue 18): an item failed, so it is "partially", not DONE
+    assert types(n) == ["ROUTE"] and n.counters.reflectNo == 1
 
 
 def test_reflect_partially_routes_with_the_gaps():

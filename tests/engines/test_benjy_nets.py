@@ -114,7 +114,8 @@ def test_convergence_cap_asks_after_max_reflect_no():
 
 def test_route_stuck_blocks_after_three_identical_decisions_on_an_unchanged_state():
     s = state(items=2)
-    decision = {"op": "split", "item": None, "items": [], "reason": "hmm"}  # changes nothing
+    # changes nothing (a split without items is no decision at all: issue 18, test below)
+    decision = {"op": "escalate", "item": None, "reason": "hmm"}
     for _ in range(2):
         queue(s, ("ROUTE", None, {"trigger": "message", "text": "x"}), ("DO", 2))
         s = run(s, ans(decision)).state

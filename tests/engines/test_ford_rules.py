@@ -84,11 +84,13 @@ def test_free_text_gets_a_validation_check_then_respond_is_accepted(tmp_path):
 def test_free_text_after_spent_corrections_is_delivered_and_blocks(tmp_path):
     run = run_engine(tmp_path, ["one", "two", "three"], recipe_snapshot=recipe(maxValidationCorrections=2))
     assert len(run.model.requests) == 3  # never an endless loop
-    assert run.messages == ["three"]
+    # issue 18: the best candidate of the turn is delivered, the first plain reply when all are usable
+    assert run.messages == ["one"]
     assert run.process.status == Status.BLOCKED
     roles = [e[0] for e in run.transcript()]
     assert roles == ["user", "assistant", "system", "assistant", "system", "assistant"]
-    assert run.process.history[-1].meta.get("delivered") is True
+    assert run.process.history[1].meta.get("delivered") is True
+    assert not run.process.history[-1].meta.get("delivered")
 
 
 def test_zero_corrections_delivers_free_text_at_once(tmp_path):

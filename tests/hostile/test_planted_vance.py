@@ -60,3 +60,33 @@ def test_a_process_file_driven_by_a_brain_the_folder_ships_is_not_resumed(tmp_pa
     assert len(json.loads((repo / "brain.json").read_text())) == 3
     r = run_cli("chat", "-p", "again", "--continue", "--model", brain, cwd=repo)  # the person's choice
     assert r.returncode == 0, r.stderr
+
+
+def test_the_shipped_brain_check_reads_the_path_as_the_model_does(tmp_path):
+    """Review of issue 17, finding 1: the check joined a relative `scripted:` path to the
+    process file's own `workspace` while the model opens it from the current directory; a link
+    in that workspace (sub/d -> outside) made the check look elsewhere than the model read."""
+    import os
+
+    repo = tmp_path / "work" / "repo"
+    (repo / ".vance").mkdir(parents=True)
+    seed = write_script(
+        tmp_path / "seed.json",
+        [{"tool_calls": [{"name": "respond", "arguments": {"message": "hi", "awaiting_user_input": True}}]}] * 2,
+    )
+    assert run_cli("chat", "-p", "hello", "--model", seed, cwd=repo).returncode == 0
+    (pfile,) = (repo / ".vance" / "processes").glob("*.json")
+    (repo / "d").mkdir()
+    brain = [{"tool_calls": [{"name": "respond", "arguments": {"message": "SHIPPED BRAIN", "awaiting_user_input": True}}]}] * 3
+    (repo / "d" / "brain.json").write_text(json.dumps(brain))
+    (repo / "sub").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", repo / "sub" / "d")
+    data = json.loads(pfile.read_text())
+    data["model"] = "scripted:d/brain.json"
+    data["workspace"] = str(repo / "sub")
+    pfile.write_text(json.dumps(data))
+    # --resume ID: --continue takes this folder's chats only, and the file now names sub/
+    r = run_cli("chat", "-p", "again", "--resume", pfile.stem, cwd=repo)
+    assert "SHIPPED BRAIN" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+    assert r.returncode != 0 and "a script in" in r.stderr and "--model" in r.stderr

@@ -52,7 +52,7 @@ def outside_tmp(monkeypatch, fake_openai):
 
 
 def _chat(cwd: Path, env: dict | None = None):
-    r = run_cli("chat", "-p", "help", cwd=cwd, env=env or {})
+    r = run_cli("chat", "-p", "help", "--yes", cwd=cwd, env=env or {})
     assert r.returncode == 0, r.stderr
     return r
 
@@ -130,7 +130,7 @@ def test_file_write_cannot_plant_a_hook_in_core_hooks_path(fake_openai, vance_ho
     (work / "tools" / "hooks").mkdir(parents=True)
     (vance_home / "config.toml").write_text(f'[model]\ndefault = "openai/m"\napi_base = "{fake_openai.url}"\n')
     _script(fake_openai, ("file_write", {"path": "tools/hooks/pre-commit", "content": "#!/bin/sh\nid > pwned\n"}))
-    r = run_cli("chat", "-p", "help", "--recipe", "coding", cwd=work)
+    r = run_cli("chat", "-p", "help", "--yes", "--recipe", "coding", cwd=work)
     assert r.returncode == 0, r.stderr
     assert not (work / "tools" / "hooks" / "pre-commit").exists()
     assert "core.hooksPath" in _tool_results(fake_openai)[0]

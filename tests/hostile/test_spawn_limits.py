@@ -27,7 +27,7 @@ def _tool_reply(server) -> str:
 
 
 def _chat(server, cwd: Path | None = None):
-    return run_cli("chat", "-p", "help", env={**ENV_BASE, "VANCE_API_BASE": server.url}, cwd=cwd)
+    return run_cli("chat", "-p", "help", "--yes", env={**ENV_BASE, "VANCE_API_BASE": server.url}, cwd=cwd)
 
 
 def test_a_check_from_a_chat_without_exec_run_is_refused(fake_openai, tmp_path):
@@ -78,7 +78,7 @@ def test_a_check_is_allowed_when_the_parent_may_run_commands(fake_openai, vance_
     own_hub_with_commands(vance_home)
     _spawn_then_respond(fake_openai, {"goal": "anything", "check": "true"})
     fake_openai.enqueue(tool_calls=[("respond", {"message": "ok", "awaiting_user_input": True})])
-    run_cli("chat", "-p", "help", env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
+    run_cli("chat", "-p", "help", "--yes", env={**ENV_BASE, "VANCE_API_BASE": fake_openai.url})
     assert _tool_reply(fake_openai).startswith("Started worker ")
 
 
@@ -99,7 +99,7 @@ def test_a_recipe_a_command_wrote_into_a_trusted_vance_is_not_spawned(fake_opena
     fake_openai.enqueue(tool_calls=[("exec_run", {"command": write})])
     fake_openai.enqueue(tool_calls=[("process_spawn", {"goal": "x", "recipe": "evil"})])
     fake_openai.enqueue(tool_calls=[("respond", {"message": "ok", "awaiting_user_input": True})])
-    r = run_cli("chat", "-p", "help", cwd=work)
+    r = run_cli("chat", "-p", "help", "--yes", cwd=work)
     assert r.returncode == 0, r.stderr
     assert (work / ".vance" / "recipes" / "evil.yaml").is_file()  # the command ran (no sandbox)
     tools = [m["content"] for m in fake_openai.requests[2]["messages"] if m.get("role") == "tool"]

@@ -15,13 +15,15 @@ from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler, delivery_id
 from vance_cli.store.process import InboxItem, Process, Status
 from vance_cli.store.transcript import child_outcome
+from vance_cli.tools.approval import AllowAll
 
 
 def _runtime(tmp_path, fn):
     scopes = Scopes.discover(cwd=tmp_path)
     settings = Settings.load(scopes, env={"VANCE_MODEL": "fn"})
     model = FunctionModel(fn)
-    return Runtime(scopes, settings, bus=EventBus(), model_factory=lambda m, s: model), model
+    # the person approved every call: these tests are about delivery, not approvals
+    return Runtime(scopes, settings, bus=EventBus(), model_factory=lambda m, s: model, approvals=AllowAll()), model
 
 
 def _tree(rt, *, child_inbox="do the thing", parent_inbox=None):

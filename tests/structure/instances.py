@@ -201,12 +201,15 @@ class _Validators:
         self.root = root
         self.defs = root.get("$defs", {})
         self.cache: dict[int, Draft202012Validator] = {}
+        self.root_validator: Draft202012Validator | None = None
 
     def ok(self, node: Any, value: Any) -> bool:
         v = self.cache.get(id(node))
         if v is None:
-            schema = {"$defs": self.defs, **node} if isinstance(node, dict) else node
-            v = self.cache[id(node)] = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            # The node evaluated with the root's resolver: its refs ("#" too) point into the root.
+            if self.root_validator is None:
+                self.root_validator = Draft202012Validator(self.root, format_checker=Draft202012Validator.FORMAT_CHECKER)
+            v = self.cache[id(node)] = self.root_validator.evolve(schema=node)
         return v.is_valid(value)
 
     def target(self, ref: str) -> Any:

@@ -210,7 +210,7 @@ def openai_strict_problems(schema: dict[str, Any]) -> list[str]:
     depth = openai_depth(schema)
     if depth > MAX_DEPTH:
         problems.append(f"(root): nesting depth {depth} counted through $ref (limit {MAX_DEPTH})")
-    return problems
+    return problems + _integral_floats(schema)
 
 
 _SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
@@ -293,12 +293,35 @@ def anthropic_problems(schema: dict[str, Any]) -> list[str]:
             problems.append(f"{path or '(root)'}: unsupported keywords {sorted(bad)}")
         if isinstance(node.get("minItems"), int) and node["minItems"] > 1:
             problems.append(f"{path}: minItems > 1")
+    return problems + _integral_floats(schema)
+
+
+def _integral_floats(schema: dict[str, Any]) -> list[str]:
+    """Nodes of type integer whose enum or const holds a float (e.g. -2.0): valid JSON Schema, but
+    a provider that types enum values by their JSON text sees a number where it was told integer."""
+    problems = []
+    for path, node in subschemas(schema):
+        types = node.get("type")
+        types = [types] if isinstance(types, str) else types or []
+        if "integer" in types and "number" not in types:
+            values = list(node.get("enum") or []) if isinstance(node.get("enum"), list) else []
+            values += [node["const"]] if "const" in node else []
+            if any(isinstance(v, float) for v in values):
+                problems.append(f"{path or '(root)'}: a float enum/const value under type integer")
     return problems
 
 
 def gemini_problems(schema: dict[str, Any]) -> list[str]:
-    problems = []
+    """Gemini's responseJsonSchema subset (ai.google.dev structured output, "JSON Schema support"):
+    the keywords below; ``enum`` of strings (and numbers), ``format`` date-time, date, time."""
+    problems = _integral_floats(schema)
     for path, node in subschemas(schema):
+        if isinstance(node.get("enum"), list):
+            odd = [v for v in node["enum"] if not isinstance(v, (str, int, float)) or isinstance(v, bool)]
+            if odd:
+                problems.append(f"{path or '(root)'}: enum values that are not strings or numbers: {odd[:3]}")
+            if not node["enum"]:
+                problems.append(f"{path or '(root)'}: an empty enum")
         bad = set(node) - GEMINI_ALLOWED
         if bad:
             problems.append(f"{path or '(root)'}: unsupported keywords {sorted(bad)}")

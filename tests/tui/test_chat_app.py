@@ -163,10 +163,21 @@ async def test_a_worker_started_from_the_chat_runs_its_todos_show_and_its_report
     def relayed() -> bool:
         return any(m.startswith("The run is back: [worker ") for m in _messages(app))
 
+    from vance_cli.events import ApprovalNeeded
+    from vance_cli.tui.screens.approval_screen import ApprovalScreen
+
+    asked: list[str] = []
+    app.controller.subscribe(lambda e: asked.append(e.tool) if isinstance(e, ApprovalNeeded) else None)
     async with app.run_test(size=SIZE) as pilot:
         await type_text(pilot, "make item1")
         await pilot.press("enter")
+        # the person approves the run once, at its start: the goal, the recipe, the model's check
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        fields = dict(app.screen.request.preview.fields)
+        assert fields["recipe"] == "benjy-coding" and fields["check"].endswith("check.py")
+        await pilot.press("y")
         await wait_for(pilot, relayed, timeout=60, describe=lambda: _messages(app))
+        assert asked == ["process_spawn"]  # the worker's file_write did not ask again
         assert _messages(app)[0] == "I started a Benjy run for that."
         workers = {pid for pid, n in seen if pid != app.controller.process_id and n}
         assert workers, seen  # the worker's todos reached this screen

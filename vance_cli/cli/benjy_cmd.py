@@ -42,14 +42,20 @@ def _subscribe(service, pid: str, json_out: bool) -> None:
 def _finish(result, json_out: bool) -> int:
     """The exit code of a run's outcome; BLOCKED and failures explain themselves on stderr."""
     from vance_cli.store.process import Status
-    from vance_cli.terminal import err
+    from vance_cli.terminal import emit_json, err
     from vance_cli.text import for_terminal
 
     process = result.process
     if process.status == Status.DONE:
+        if result.workspace_removed and not json_out:
+            err(f"the temporary workspace {result.workspace_removed} was removed at DONE (run with --keep-workspace to keep it)")
         return 0
     if process.status == Status.BLOCKED:
-        if not json_out:
+        report = result.report or ""
+        if json_out:
+            emit_json({"type": "report", "process_id": process.id, "status": "BLOCKED", "text": report})
+        else:
+            print(for_terminal(report.rstrip("\n")), flush=True)  # stdout, as DONE's report
             if result.question:
                 err(for_terminal(f"\nBLOCKED · process {process.id} asks:\n{result.question}"))
             else:
@@ -119,6 +125,7 @@ def run_cmd(
     criteria: str | None = typer.Option(None, "--criteria", help="A file of acceptance criteria for the interpret stage."),
     allow_exec: bool = typer.Option(False, "--allow-exec", help="Give the workers exec_run (commands in the workspace)."),
     model: str | None = typer.Option(None, "--model", "-m", help="One model (or alias) for every call of this run."),
+    keep_workspace: bool = typer.Option(False, "--keep-workspace", help="Keep the temporary workspace after DONE (it is removed otherwise)."),
     json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
     plain: bool = typer.Option(False, "--plain", help="Progress lines on stderr even on a terminal (no full-screen view)."),
 ) -> None:
@@ -133,12 +140,17 @@ def run_cmd(
     service = _service(json_out)
     # the run stays locked from its creation until the run below drives it
     with service.start(
-        goal, recipe=recipe, workspace=workspace, target=target, check=check, criteria=criteria, allow_exec=allow_exec, model=model
+        goal, recipe=recipe, workspace=workspace, target=target, check=check, criteria=criteria, allow_exec=allow_exec,
+        model=model, keep_workspace=keep_workspace,
     ) as started:
         process = started.process
         if not json_out:
             err(f"benjy run {process.id} · recipe {process.recipe_name} · model {process.model}")
-            err(f"workspace {process.workspace}" + (" (a new temporary folder)" if started.temporary else ""))
+            if started.temporary:
+                kept = "kept after DONE" if keep_workspace else "removed at DONE; --keep-workspace keeps it"
+                err(f"workspace {process.workspace} (a new temporary folder, {kept})")
+            else:
+                err(f"workspace {process.workspace}")
         if _full_screen(json_out, plain):
             raise typer.Exit(_live(service, process.id))
         _subscribe(service, process.id, json_out)

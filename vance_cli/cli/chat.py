@@ -14,10 +14,13 @@ def register(app: typer.Typer) -> None:
         recipe: str = typer.Option("arthur", "--recipe", "-r", help="Recipe name (project → user → bundled)."),
         model: str | None = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
         resume: str | None = typer.Option(None, "--resume", help="Continue the process with this id (or unique prefix)."),
-        continue_: bool = typer.Option(False, "--continue", "-c", help="Continue the most recent chat process."),
+        continue_: bool = typer.Option(False, "--continue", "-c", help="Continue this folder's most recent chat."),
+        all_folders: bool = typer.Option(False, "--all", help="With --continue: the most recent chat of any folder."),
         plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
         json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
+        allow: list[str] = typer.Option([], "--allow", help="Allow TOOL or 'TOOL:PATTERN' calls without asking (repeatable), e.g. --allow 'exec_run:pytest *'."),
+        yes: bool = typer.Option(False, "--yes", "-y", help="Allow every tool call without asking (scripts; deny rules still apply)."),
     ) -> None:
         """Chat with an engine (Arthur by default)."""
         from vance_cli.cli.common import read_stdin_text, require_text
@@ -51,15 +54,17 @@ def register(app: typer.Typer) -> None:
             from vance_cli.cli.session import LineChat
 
             session = LineChat.open(
-                recipe=recipe, model=model, resume=resume, continue_last=continue_, json_out=json_out, quiet=quiet,
-                printer=not full_screen,
+                recipe=recipe, model=model, resume=resume, continue_last=continue_, all_folders=all_folders,
+                json_out=json_out, quiet=quiet,
+                printer=not full_screen, allow=allow, yes=yes,
             )
         except BaseException:
             if full_screen:
                 splash.leave()  # an error before the app runs: back to the normal screen to print it
             raise
         if prompt is not None:
-            session.one_turn(prompt)
+            if session.one_turn(prompt):
+                raise typer.Exit(10)  # a tool call waits for an approval: not run, the turn kept
             return
         if full_screen:
             from vance_cli.tui import run_tui

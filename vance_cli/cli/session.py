@@ -35,14 +35,24 @@ class LineChat:
         model: str | None,
         resume: str | None,
         continue_last: bool,
+        all_folders: bool = False,
         json_out: bool,
         quiet: bool,
         printer: bool = True,
+        allow: list[str] | tuple[str, ...] = (),
+        yes: bool = False,
     ) -> LineChat:
-        """``printer=False``: no headless printer on the event stream (the full-screen app paints it)."""
+        """``printer=False``: no headless printer on the event stream (the full-screen app paints it).
+
+        ``allow`` / ``yes``: tool calls allowed without asking (``--allow``, ``--yes``); the rest ask
+        the person where one can answer (the app, a terminal) and wait where none can (``-p``)."""
+        from vance_cli.runtime.approvals import ApprovalGate
+
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)
-        chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last)
+        runtime.approvals = ApprovalGate(scopes, settings, allow=allow, yes=yes, bus=runtime.bus)
+        chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last,
+                                all_folders=all_folders)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
         return cls(chat=chat, json_out=json_out, quiet=quiet)
@@ -51,12 +61,16 @@ class LineChat:
     def runtime(self) -> Runtime:
         return self.chat.runtime
 
-    def one_turn(self, text: str) -> None:
+    def one_turn(self, text: str) -> bool:
+        """One headless turn; True when it stopped on a tool call nobody approved (exit 10)."""
+        from vance_cli.engines import awaiting_approval
+
         with self.runtime.session(self.chat.pid) as process:
             self.chat.send(process, text)
             asyncio.run(self._drive_and_close(process))
             if not self.json_out and not self.quiet:
                 err(f"[{process.id} {process.status.value}]")
+            return awaiting_approval(process) is not None
 
     async def _drive_and_close(self, process: Process) -> None:
         try:
@@ -89,6 +103,10 @@ class LineChat:
         # --model applies from the next turn on: show the model that turn will use
         model = self.runtime.settings.resolve_model(self.chat.model) if self.chat.model else process.model
         err(f"vance chat · process {process.id} · model {model} · Ctrl+D to quit")
+        if sys.stdin.isatty() and hasattr(self.runtime.approvals, "approver"):
+            from vance_cli.cli.approve_line import ask_on_the_terminal
+
+            self.runtime.approvals.approver = ask_on_the_terminal  # a person is there to answer
         try:
             if process.inbox or process.engine_params.get("turn", {}).get("open"):
                 await self._drive(process)
@@ -97,6 +115,17 @@ class LineChat:
                 if line is None or line.strip() in ("/quit", "/exit"):
                     break
                 if not line.strip():
+                    continue
+                if line.strip().split(" ")[0] == "/permissions":
+                    from vance_cli.runtime.approvals import permissions_command
+
+                    err(permissions_command(self.runtime.approvals, line.strip()[len("/permissions"):]))
+                    continue
+                if line.strip() == "/retry":
+                    if process.engine_params.get("turn", {}).get("open"):
+                        await self._drive(process)
+                    else:
+                        err("nothing to retry: the last turn finished")
                     continue
                 if line.strip() == "/compact":
                     done = await self.chat.compact(process)

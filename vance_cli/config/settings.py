@@ -21,6 +21,7 @@ from vance_cli.config.settings_keys import ENV_KEYS, Checker, split_key
 from vance_cli.config.trust import project_trusted, split_restricted
 from vance_cli.errors import ConfigError
 from vance_cli.names import (
+    ALIAS_FALLBACKS,
     ALIAS_PREFIX,
     CALL_TYPES,
     DEFAULT_MODEL_TIMEOUT,
@@ -134,6 +135,7 @@ class Settings:
         forced_model: dict[str, Any] | None = None,
         warnings: list[str] | None = None,
         ignored: list[str] | None = None,
+        permission_tables: list[tuple[str, dict[str, Any]]] | None = None,
     ) -> None:
         self.scopes = scopes
         self._data = data
@@ -145,6 +147,9 @@ class Settings:
         self.warnings = warnings or []
         # Project keys dropped because the folder is not trusted (config/trust.py).
         self.ignored = ignored or []
+        # Each config file's [permissions] table, (origin, table), lowest first: approval rules add
+        # up across scopes instead of replacing each other (config/permissions.py).
+        self.permission_tables = permission_tables or []
 
     @classmethod
     def load(
@@ -158,6 +163,7 @@ class Settings:
         files: list[Path] = []
         warnings: list[str] = []
         ignored: list[str] = []
+        permission_tables: list[tuple[str, dict[str, Any]]] = []
         for origin, path in scopes.config_files():
             if path.is_file():
                 # not kept in the parse cache: a config.toml may hold an API key, and keeping it
@@ -172,6 +178,8 @@ class Settings:
                     if restricted and not project_trusted(scopes):
                         layer = kept
                         ignored = restricted
+                if isinstance(layer.get("permissions"), dict):
+                    permission_tables.append((origin, layer["permissions"]))
                 deep_merge(data, layer)
                 files.append(path)
 
@@ -207,6 +215,7 @@ class Settings:
             forced_model=forced,
             warnings=warnings,
             ignored=ignored,
+            permission_tables=permission_tables,
         )
 
     # ------------------------------------------------------------------ reading
@@ -264,6 +273,8 @@ class Settings:
                     f"unknown model alias {alias!r} (known: {', '.join(known)})",
                     hint=f'use one of the known aliases or define it in config.toml: [aliases] "{alias}" = "provider/model"',
                 )
+            if alias in ALIAS_FALLBACKS and ALIAS_FALLBACKS[alias] not in seen and (self.get("model.default") or "").strip() != alias:
+                return self._resolve_alias(ALIAS_FALLBACKS[alias], (*seen, alias))
             default = (self.get("model.default") or "").strip()
             if not default or default == alias:
                 raise self._no_model(alias)

@@ -60,6 +60,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
         "tenantId",
     ),
     "exec": ("sandbox", "network", "env"),
+    "permissions": ("allow", "ask", "deny", "sandboxed_exec"),
 }
 PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
 
@@ -274,6 +275,10 @@ class Checker:
                 )
             if "schemaCacheTtlDays" in structure:
                 self.number(structure["schemaCacheTtlDays"], ["structure", "schemaCacheTtlDays"])
+        if "permissions" in data:
+            from vance_cli.config.permissions import check_table
+
+            check_table(self.table(data["permissions"], ["permissions"]), self.source)
         if "exec" in data:
             block = self.table(data["exec"], ["exec"])
             if "sandbox" in block and block["sandbox"] not in SANDBOX_MODES:

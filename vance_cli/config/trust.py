@@ -8,6 +8,7 @@ or give the model more power apply only in a folder the user trusted:
   every alias (``[aliases]``): they choose the model, and ``scripted:FILE`` is a brain the folder ships;
 - ``[structure] model`` and ``schemaBuilderModel`` (the schemas' models);
 - ``[exec]`` (the command sandbox, its network and environment);
+- ``[permissions]`` (approval rules: which tool calls run without asking);
 - the project recipes (``.vance/recipes/``), and with them the tools they add.
 
 ``vance trust [PATH]`` records the project folder (the one holding ``.vance/``) and a digest of its
@@ -56,6 +57,7 @@ RESTRICTED: dict[str, tuple[str, ...] | None] = {
     "aliases": None,
     "structure": ("model", "schemaBuilderModel"),
     "exec": None,
+    "permissions": None,  # approval rules: which tool calls run without asking
 }
 
 # States of a project folder.

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KNOWN_ENGINES",
+    "ask_again",
+    "awaiting_approval",
     "awaits_workers",
     "engine_class",
     "has_work",
@@ -55,8 +57,24 @@ def has_work(process: Process) -> bool:
         from vance_cli.engines.benjy.state import has_work as benjy_has_work
 
         return benjy_has_work(process)
-    # ford / arthur: an open turn (a crash or Ctrl+C mid-turn) is finished on the next drive
-    return bool((process.engine_params.get("turn") or {}).get("open"))
+    # ford / arthur: an open turn (a crash or Ctrl+C mid-turn) is finished on the next drive;
+    # one paused on an approval nobody gave waits for the person (ask_again), not for the scheduler
+    turn = process.engine_params.get("turn") or {}
+    return bool(turn.get("open")) and not turn.get("awaiting_approval")
+
+
+def awaiting_approval(process: Process) -> str | None:
+    """The tool whose call waits for the person's approval (the turn paused, kept open), or None."""
+    return (process.engine_params.get("turn") or {}).get("awaiting_approval") or None
+
+
+def ask_again(process: Process) -> bool:
+    """The person drives ``process`` again (resume, a message): a paused approval is asked again."""
+    turn = process.engine_params.get("turn")
+    if isinstance(turn, dict) and turn.get("awaiting_approval"):
+        turn["awaiting_approval"] = None
+        return True
+    return False
 
 
 def waiting_on(process: Process) -> str | None:

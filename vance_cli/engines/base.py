@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from vance_cli.config.settings import Settings
     from vance_cli.llm.base import ChatModel
     from vance_cli.store.files import ProcessStore
+    from vance_cli.tools.approval import Gate
     from vance_cli.tools.registry import ToolRegistry
 
 
@@ -61,6 +62,8 @@ class EngineDeps:
     host: EngineHost | None = None
     # The process file lies in an untrusted project: (its folder, the command that trusts it).
     untrusted: tuple[Path, str] | None = None
+    # Decides on tool calls that need approval (runtime/approvals.py); None: no gate (engine tests).
+    approvals: Gate | None = None
 
 
 class Engine:

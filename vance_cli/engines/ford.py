@@ -11,8 +11,13 @@ Rules, in the spec's terms:
 
 1. `respond` alone ends the turn: BLOCKED if ``awaiting_user_input`` (default true), else READY.
 2. `respond` beside other calls: the others run, `respond` gets a synthetic error, the loop goes on.
-3. No tool call: a "VALIDATION CHECK" correction up to ``maxValidationCorrections``; when spent,
-   the text is delivered and the process goes BLOCKED.
+3. No tool call: a "VALIDATION CHECK" correction up to ``maxValidationCorrections``. A tool call
+   the model wrote in its text (``<tool_call>{...}``, a fenced or bare JSON call naming an offered
+   tool) is recovered first and handled as the native call it is (engines/ford_text.py). When
+   the budget is spent, the best plain-text reply of the turn is delivered (never an echo of a
+   correction or a tool call written out), the process goes BLOCKED, and the journal, the
+   message's meta and the status reason say that the model did not follow the protocol; with no
+   usable reply the turn ends in a diagnosis.
 4. Data relay too brief: a large tool result this turn and a short respond message get one
    correction, never two in a row.
 5. Empty replies and malformed tool calls (including a call the provider itself rejected, e.g.
@@ -43,6 +48,8 @@ from vance_cli.engines.compact import (
     sent_history,
     summary_input,
 )
+from vance_cli.engines.ford_schema import FORMAT_KEY, SchemaCalls, resolve_tool_mode
+from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.errors import ModelError
 from vance_cli.events import (
@@ -57,6 +64,7 @@ from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, ov
 from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
+from vance_cli.tools.approval import ALLOW, DENY, Decision, denied_text
 from vance_cli.tools.base import MALFORMED, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
@@ -81,6 +89,10 @@ INTERRUPTED_RESULT = (
 )
 # Key in an assistant message's meta: the ids of its side-effecting calls that were started.
 STARTED = "started"
+# Key in an assistant message's meta: the text its tool calls were recovered from (ford_text.py).
+RECOVERED = "recovered_from"
+# The kind of a plain-text reply delivered after the correction budget was spent.
+PROTOCOL_FALLBACK = "protocol_fallback"
 MIXED_RESPOND_ERROR = (
     "ERROR: respond must be the LAST and ONLY tool call in a turn. Your message was NOT shown to the "
     "user. The other tool calls of that reply were executed and their results are now available "
@@ -108,6 +120,8 @@ class TurnState:
     max_tool_chars: int = 0
     # Raised after a reply was cut off at the output limit; None: the model's own default.
     max_tokens: int | None = None
+    # The tool whose call waits for the person's approval (the turn is paused, not lost).
+    awaiting_approval: str | None = None
 
     @classmethod
     def of(cls, process: Process) -> TurnState:
@@ -122,6 +136,8 @@ class FordEngine(Engine):
     # Messages, status changes and journal lines describe state: they are emitted only once that
     # state is on disk (Engine._persist), so a reader never sees what a crash could take back.
     name = "ford"
+    # How the open turn asks for tool calls: None (native) or by schema (set by run_turn).
+    _schema: SchemaCalls | None = None
 
     # --- the public entry point -------------------------------------------------------------
 
@@ -137,7 +153,21 @@ class FordEngine(Engine):
                 if not process.inbox:
                     return
                 self._open_turn(process, turn)
-            await self.run_turn(process)
+            try:
+                await self.run_turn(process)
+            except AwaitingApproval as wait:
+                self._wait_for_approval(process, wait)
+                return
+
+    def _wait_for_approval(self, process: Process, wait: AwaitingApproval) -> None:
+        """Nobody said yes (chat -p without a flag, a dismissed question): the call is not run and
+        the turn stays open, BLOCKED; the next drive (resume, the next message) asks again."""
+        turn = TurnState.of(process)
+        turn.awaiting_approval = wait.tool
+        turn.store(process)
+        self._journal(process, f"{wait.tool} was not run: it waits for your approval (the turn is kept)", "warning")
+        self._set_status(process, Status.BLOCKED, f"approval needed: {wait.tool}")
+        self._persist(process)
 
     # --- one turn ---------------------------------------------------------------------------
 
@@ -159,7 +189,9 @@ class FordEngine(Engine):
             # A model configured without tool calling can only answer in text: the legacy path.
             self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")
             tools = {}
+        self._schema = self._schema_calls(process, tools)
         turn = TurnState.of(process)
+        turn.awaiting_approval = None  # driven again: ask again
         if process.status != Status.RUNNING:
             self._set_status(process, Status.RUNNING)
         while turn.open:
@@ -187,17 +219,53 @@ class FordEngine(Engine):
             turn.store(process)
             self._persist(process)
 
+    def _schema_calls(self, process: Process, tools: dict[str, Tool]) -> SchemaCalls | None:
+        """How this turn asks for its calls when the model's tool_mode resolves to "schema"
+        (engines/ford_schema.py); None for native tool calls (and for a turn without tools)."""
+        caps = self.deps.model.capabilities
+        if not tools or resolve_tool_mode(caps) != "schema":
+            return None
+        remembered = process.engine_params.get(FORMAT_KEY)
+        schema = SchemaCalls.for_turn([t.spec() for t in tools.values()], caps, remembered)
+        if remembered != schema.mode:
+            process.engine_params[FORMAT_KEY] = schema.mode
+            self._journal(
+                process,
+                f"tool calls by schema (tool_mode {caps.tool_mode}, {caps.family}): one JSON object per reply, "
+                f"asked for with {schema.mode}",
+            )
+        return schema
+
     async def _call_model(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> Completion:
         request = self._build_request(process, recipe, tools, turn)
         if not self._fit(request).fits:  # before the call is counted
             request = await self._compacted_request(process, recipe, tools, turn)
         turn.iterations += 1
         turn.store(process)
-        if self.deps.stream:
-            view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
-            completion = await self.deps.model.stream(request, view.feed)
-        else:
-            completion = await self.deps.model.complete(request)
+        while True:
+            try:
+                completion = await self._ask(process, request)
+                break
+            except ModelError as exc:
+                # A provider that rejects the schema's response format: the next format down, for
+                # the rest of the process (the call is not counted again).
+                from vance_cli.llm.output.json_call import format_rejected
+
+                if self._schema is None or not format_rejected(exc):
+                    raise
+                rejected = self._schema.mode
+                if self._schema.step_down() is None:
+                    raise
+                process.engine_params[FORMAT_KEY] = self._schema.mode
+                self._journal(
+                    process,
+                    f"tool calls by schema: {rejected} rejected by the provider ({shorten(exc.message, 120)}); "
+                    f"now {self._schema.mode}",
+                    "warning",
+                )
+                request = self._build_request(process, recipe, tools, turn)
+        if self._schema is not None:
+            completion = self._schema.read(completion)
         usage = completion.usage
         if usage.calls == 0:
             usage = usage.model_copy(update={"calls": 1})
@@ -207,14 +275,29 @@ class FordEngine(Engine):
         )
         return completion
 
+    async def _ask(self, process: Process, request: ChatRequest) -> Completion:
+        if not self.deps.stream:
+            return await self.deps.model.complete(request)
+        if self._schema is not None:
+            # the reply is a JSON call object, not text for the person: streamed, not shown
+            return await self.deps.model.stream(request, lambda _delta: None)
+        view = StreamView(process.id, process.usage.calls + 1, self.deps.bus.emit)
+        return await self.deps.model.stream(request, view.feed)
+
     def _build_request(
         self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState, *, shorten_old: bool = False
     ) -> ChatRequest:
+        messages = self._request_messages(process, recipe, shorten_old=shorten_old)
+        purpose = "worker" if process.parent else "chat"  # the call type picks the temperature
+        if self._schema is not None:
+            return ChatRequest(
+                messages=self._schema.wire(messages),
+                response_format=self._schema.plan.response_format,
+                max_tokens=turn.max_tokens,
+                purpose=purpose,
+            )
         return ChatRequest(
-            messages=self._request_messages(process, recipe, shorten_old=shorten_old),
-            tools=[t.spec() for t in tools.values()],
-            max_tokens=turn.max_tokens,
-            purpose="worker" if process.parent else "chat",  # the call type picks the temperature
+            messages=messages, tools=[t.spec() for t in tools.values()], max_tokens=turn.max_tokens, purpose=purpose
         )
 
     def _fit(self, request: ChatRequest) -> Fit:
@@ -299,6 +382,8 @@ class FordEngine(Engine):
             self._more_room(process, turn, completion)
         text = (completion.text or "").strip()
         calls = completion.tool_calls
+        if not calls and text and tools and self._recovered(process, tools, completion):
+            return
         if calls:
             # Recorded first; the calls run on the next pass of the loop, after this is on disk.
             process.history.append(completion.as_message())
@@ -312,13 +397,80 @@ class FordEngine(Engine):
         has_respond = RESPOND in tools
         if has_respond and recipe.validation and turn.corrections < recipe.maxValidationCorrections:
             process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
-            self._correct(process, recipe, turn, NO_TOOL_CALL_CORRECTION, "no tool call")
+            correction = self._schema.correction() if self._schema is not None else NO_TOOL_CALL_CORRECTION
+            self._correct(process, recipe, turn, correction, "no tool call")
             return
-        # Legacy path (no respond in the recipe), validation off, or corrections spent: deliver the text.
+        if has_respond and recipe.validation:  # corrections spent
+            process.history.append(Message(role="assistant", content=completion.text, meta={"kind": "no_tool_call"}))
+            self._deliver_fallback(process, recipe, tools, turn)
+            return
+        # Legacy path (no respond in the recipe) or validation off: deliver the text.
         process.history.append(Message(role="assistant", content=completion.text, meta={"delivered": True}))
-        if has_respond and recipe.validation:
-            self._journal(process, "correction budget spent: delivering the plain text reply", "warning")
         self._deliver(process, turn, completion.text or "", awaiting=True)
+
+    def _recovered(self, process: Process, tools: dict[str, Tool], completion: Completion) -> bool:
+        """A tool call the model wrote in its text (engines/ford_text.py), recorded as the call it
+        is; True when one was found. Only offered names count, and the calls then run as native
+        ones: arguments validated, respond rules, at-most-once effects."""
+        found = recover_calls(completion.text or "", tools)
+        if found is None:
+            return False
+        message = completion.as_message()
+        message.content = found.prose or None
+        message.tool_calls = found.calls
+        message.meta = {RECOVERED: completion.text}
+        process.history.append(message)
+        names = ", ".join(c.name for c in found.calls)
+        self._journal(process, f"tool call recovered from the model's text ({found.where}): {names}")
+        return True
+
+    def _deliver_fallback(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> None:
+        """The correction budget is spent and the model never called `respond`: deliver the best
+        plain-text reply of the turn (ford_text.best_candidate), never an echo of a correction or
+        a tool call written out, and say plainly that the model did not follow the protocol (the
+        journal, the delivered message's meta, the status reason). With no usable reply the turn
+        ends in a diagnosis instead."""
+        history = process.history
+        start = max((i for i, m in enumerate(history) if m.role == "user"), default=-1) + 1
+        last_result = max((i for i in range(start, len(history)) if history[i].role == "tool"), default=-1)
+        candidates = [
+            (i, history[i].content or "", i > last_result)
+            for i in range(start, len(history))
+            if history[i].role == "assistant" and history[i].meta.get("kind") == "no_tool_call"
+        ]
+        corrections = [m.content or "" for m in history[start:] if m.meta.get("kind") == "correction"]
+        corrections += [NO_TOOL_CALL_CORRECTION, EMPTY_REPLY_CORRECTION, recipe.dataRelayCorrection.text]
+        names = list(tools)
+        choice = best_candidate(candidates, corrections, names)
+        skipped = [
+            f"reply {n}: {why}"
+            for n, (_, text, _) in enumerate(candidates, start=1)
+            if (why := unusable(text, corrections, names)) is not None
+        ]
+        why_not = f" (not delivered: {'; '.join(skipped)})" if skipped else ""
+        if choice is None:
+            self._end_blocked_diagnosis(
+                process,
+                turn,
+                "The model did not follow the tool protocol: it never called `respond`, and none of its "
+                f"{len(candidates)} plain-text replies is an answer{why_not}. Try again, rephrase, or "
+                "switch models with --model (a model with tool calling, or tool_mode = \"schema\" "
+                "for a local llama.cpp server).",
+                reason="the model did not follow the tool protocol",
+            )
+            return
+        index, text = choice
+        number = next(n for n, c in enumerate(candidates, start=1) if c[0] == index)
+        note = (
+            f"the model did not follow the tool protocol: no `respond` call after {turn.corrections} "
+            f"corrections; its plain-text reply {number} of {len(candidates)} is delivered as the message{why_not}"
+        )
+        history[index].meta.update({"delivered": True, "kind": PROTOCOL_FALLBACK, "note": note})
+        self._journal(process, note, "warning")
+        turn.open = False
+        turn.store(process)
+        self._emit(MessageEvent(process.id, text, awaiting_user_input=True))
+        self._set_status(process, Status.BLOCKED, "awaiting user input; the model did not follow the tool protocol")
 
     def _correct(
         self, process: Process, recipe: Recipe, turn: TurnState, text: str, what: str, exhausted: str | None = None
@@ -434,12 +586,34 @@ class FordEngine(Engine):
             self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, "interrupted; not run again"))
             return ToolResult(content=INTERRUPTED_RESULT.format(name=call.name), ok=False)
         tool = tools.get(call.name)
+        approved_by = None
+        if tool is not None and tool.needs_approval and self.deps.approvals is not None:
+            args = _valid_arguments(tool, call)
+            if args is not None:  # a malformed call is answered as such below, never asked about
+                decision = await self._approve(process, tool, call, args)
+                if decision.verdict == DENY:
+                    self._journal(process, f"{call.name} denied ({decision.by}): not run", "warning")
+                    text = denied_text(call.name, decision)
+                    self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, shorten(text, 120, one_line=True), len(text)))
+                    return ToolResult(content=text, ok=False)
+                if decision.verdict != ALLOW:
+                    raise AwaitingApproval(call.name, decision.reason or "it needs your approval")
+                approved_by = decision.by
         if tool is not None and tool.side_effects:
             assistant.meta[STARTED] = [*started, call.id]
             self._persist(process)
-        return await self._run_tool(process, tools, call)
+        return await self._run_tool(process, tools, call, approved_by=approved_by)
 
-    async def _run_tool(self, process: Process, tools: dict[str, Tool], call: ToolCall) -> ToolResult:
+    async def _approve(self, process: Process, tool: Tool, call: ToolCall, args: dict) -> Decision:
+        ctx = replace(self.deps.tool_context, call_id=call.id)
+        decision, _ = await self.deps.approvals.approve(
+            process, tool, call.id, args, ctx, host=self.deps.host, untrusted=self.deps.untrusted is not None
+        )
+        return decision
+
+    async def _run_tool(
+        self, process: Process, tools: dict[str, Tool], call: ToolCall, *, approved_by: str | None = None
+    ) -> ToolResult:
         tool = tools.get(call.name)
         if call.error:  # the provider rejected the call the model made (Groq's tool_use_failed)
             result = _malformed_result(call.name, call.error)
@@ -453,7 +627,10 @@ class FordEngine(Engine):
             except ValueError as exc:
                 return _malformed_result(call.name, str(exc))
             self.deps.bus.emit(ToolStarted(process.id, call.id, call.name, call.arguments))
-            result = await tool.invoke(call.arguments, replace(self.deps.tool_context, call_id=call.id))
+            ctx = replace(self.deps.tool_context, call_id=call.id)
+            if approved_by is not None:
+                ctx = replace(ctx, extra={**ctx.extra, "approved_by": approved_by})
+            result = await tool.invoke(call.arguments, ctx)
         self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, result.ok, shorten(result.content, 120, one_line=True), len(result.content)))
         return result
 
@@ -531,6 +708,28 @@ def _pending_calls(history: list[Message]) -> tuple[Message, set[str]] | None:
                 return m, done
         return None
     return None
+
+
+class AwaitingApproval(Exception):
+    """A call needs the person's yes and nobody gave it: the turn pauses (BLOCKED), kept open."""
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"{tool}: {reason}")
+        self.tool = tool
+        self.reason = reason
+
+
+def _valid_arguments(tool: Tool, call: ToolCall) -> dict | None:
+    """The call's arguments when they parse and validate; None for a malformed call."""
+    if call.error:
+        return None
+    try:
+        args = call.parsed_arguments()
+    except ValueError:
+        return None
+    if not isinstance(args, dict) or tool.validate(args):
+        return None
+    return args
 
 
 def _malformed_result(name: str, problem: str) -> ToolResult:

@@ -15,6 +15,7 @@ built from it. Implementations are imported inside the functions so importing th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import ConfigError
@@ -22,6 +23,15 @@ from vance_cli.llm.base import ChatModel
 from vance_cli.llm.profile import ModelProfile, SettingsLike, capabilities_for, profile_for
 
 SCRIPTED_PREFIX = "scripted:"
+
+
+def script_file(model: str) -> Path | None:
+    """The file a ``scripted:PATH`` model reads (relative to the current directory, as open()
+    reads it), or None for any other model string: the one reading of the path, shared by the
+    model and the check that a shipped process file does not bring its own brain."""
+    if not model.startswith(SCRIPTED_PREFIX):
+        return None
+    return Path(model[len(SCRIPTED_PREFIX) :].strip()).expanduser()
 
 
 def make_model(model: str, settings: SettingsLike) -> ChatModel:
@@ -35,10 +45,9 @@ def local_model(model: str, settings: SettingsLike) -> ChatModel | None:
     if model.startswith(SCRIPTED_PREFIX):
         from vance_cli.llm.scripted import ScriptedModel, load_script
 
-        path = model[len(SCRIPTED_PREFIX) :].strip()
-        if not path:
+        if not model[len(SCRIPTED_PREFIX) :].strip():
             raise ConfigError("scripted model without a script path", hint="write it as scripted:PATH/TO/script.yaml")
-        script = load_script(path)
+        script = load_script(script_file(model))
         capabilities = script.capabilities or capabilities_for(model, None, settings.capability_overrides(model))
         return ScriptedModel(script, name=model, capabilities=capabilities)
     return None

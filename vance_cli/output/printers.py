@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from vance_cli.events import (
+    ApprovalNeeded,
     Event,
     JournalEvent,
     MessageEvent,
@@ -32,6 +33,13 @@ class HeadlessPrinter:
         self.messages: list[str] = []
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ApprovalNeeded) and not event.answered:
+            # said even with -q: the turn stopped on it and the exit code is 10
+            what = f"{event.title}: {event.subject}" if event.subject else event.title
+            self.err.write(for_terminal(f"vance: not run, needs your approval: {event.tool} ({what})") + "\n")
+            if event.hint:
+                self.err.write(for_terminal(f"  fix: {event.hint}") + "\n")
+            return
         if self.root is not None and event.process_id != self.root:
             if self.verbose and isinstance(event, MessageEvent):
                 self.err.write(for_terminal(f"  ↳ worker {event.process_id}: {shorten(event.text, 100, one_line=True)}") + "\n")

@@ -33,6 +33,7 @@ DEFAULT_RECIPE = "benjy-coding"
 class RunResult:
     process: Process
     stopped: bool = False  # ended by a stop request (Ctrl+C in the console); resumable
+    workspace_removed: str | None = None  # the temporary workspace this call disposed of at DONE
 
     @property
     def status(self) -> Status:
@@ -59,6 +60,18 @@ class RunResult:
         for m in reversed(self.process.history):
             if m.meta.get("kind") == "synthesis":
                 return m.content
+        return None
+
+    @property
+    def report(self) -> str | None:
+        """The run's report: the synthesis when DONE; when BLOCKED, its question or diagnosis with the items and counters."""
+        if self.process.status == Status.DONE:
+            return self.synthesis
+        if self.process.status == Status.BLOCKED:
+            from vance_cli.engines.benjy.render import blocked_report
+            from vance_cli.engines.benjy.state import load_state
+
+            return blocked_report(load_state(self.process), self.process.status_reason)
         return None
 
 
@@ -116,7 +129,7 @@ class BenjyService:
             path = self.runtime.scopes.state_dir / "workspaces" / name
             path.mkdir(parents=True, exist_ok=True)
             return path.resolve(), False
-        return Path(tempfile.mkdtemp(prefix="vance-benjy-")).resolve(), True
+        return Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve(), True
 
     def start(
         self,
@@ -129,6 +142,7 @@ class BenjyService:
         criteria: str | Path | None = None,
         allow_exec: bool = False,
         model: str | None = None,
+        keep_workspace: bool = False,
     ) -> StartedRun:
         """Validate everything, then create the process with the goal in its inbox, and keep it locked.
 
@@ -138,6 +152,7 @@ class BenjyService:
         from vance_cli.config.recipes import load_recipe
         from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
         from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState
+        from vance_cli.tools.approval import grant_run
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
@@ -155,12 +170,19 @@ class BenjyService:
             criteria_files.append(str(path))
         ws, temporary = self.resolve_workspace(workspace, target, params.workTarget.targetName)
         options = {"check": check, "allowExec": allow_exec, "criteriaFiles": criteria_files, "model": model}
+        if temporary:  # disposed of when the run is DONE (spec §7), unless asked to keep it
+            options.update(temporaryWorkspace=True, keepWorkspace=keep_workspace)
         # what the run's first loop entry would resolve (engines/benjy/engine.py: _first_entry)
         cfg, snapshots = run_config(
             params, refs, check=check, allow_exec=allow_exec, criteria_files=resolve_criteria(loaded, options, ws)
         )
         process = self.runtime.process_of(loaded, model=model, workspace=ws)
         process.engine_params[OPTIONS_KEY] = options
+        # You typed this run (its check, --allow-exec): its workers' tools are approved once, here.
+        grant_run(
+            process.engine_params, by="you (vance benjy run)",
+            tools=["file_write", *(["exec_run"] if allow_exec else [])], check=check,
+        )
         self.runtime.send(process, goal, save=False)
         lock = contextlib.ExitStack()
         lock.enter_context(self.runtime.store.lock(process.id))
@@ -211,7 +233,7 @@ class BenjyService:
                 await self._scheduler(process).run_loaded(process)
             finally:
                 await self.runtime.aclose()
-            return RunResult(process)
+            return RunResult(process, workspace_removed=dispose_workspace(process))
 
     async def answer(self, pid: str, text: str) -> RunResult:
         """Put the answer (or any message) in the run's inbox and continue it."""
@@ -227,7 +249,7 @@ class BenjyService:
                 await self._scheduler(process).run_loaded(process)
             finally:
                 await self.runtime.aclose()
-            return RunResult(process)
+            return RunResult(process, workspace_removed=dispose_workspace(process))
 
     def status(self, pid: str) -> dict[str, Any]:
         """Todos, counters, the pending question: read from the file, no lock, no model."""
@@ -256,6 +278,38 @@ class BenjyService:
             "diagnosis": state.get("diagnosis"),
             "usage": process.usage.model_dump(),
         }
+
+
+TEMP_PREFIX = "vance-benjy-"
+
+
+def temporary_workspace(process: Process) -> Path | None:
+    """The run's workspace when ``start`` made it as a new temporary folder, else None."""
+    from vance_cli.engines.benjy.state import OPTIONS_KEY
+
+    options = process.engine_params.get(OPTIONS_KEY) or {}
+    if not options.get("temporaryWorkspace") or not process.workspace:
+        return None
+    path = Path(process.workspace)
+    # only a folder of the form start() makes: <tempdir>/vance-benjy-*
+    if not path.name.startswith(TEMP_PREFIX) or path.parent != Path(tempfile.gettempdir()).resolve():
+        return None
+    return path
+
+
+def dispose_workspace(process: Process) -> str | None:
+    """A DONE run's temporary workspace is removed (spec §7), unless the run was started with keep."""
+    from vance_cli.engines.benjy.state import OPTIONS_KEY
+
+    path = temporary_workspace(process)
+    if process.status != Status.DONE or path is None or (process.engine_params.get(OPTIONS_KEY) or {}).get("keepWorkspace"):
+        return None
+    if not path.is_dir():
+        return None
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+    return None if path.exists() else str(path)
 
 
 def queue_answer(store: ProcessStore, pid: str, text: str) -> None:

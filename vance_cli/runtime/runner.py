@@ -21,12 +21,13 @@ from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
-from vance_cli.store.files import ProcessStore
+from vance_cli.store.files import ProcessStore, is_future_dated
 from vance_cli.store.process import InboxItem, Process, Status
 
 if TYPE_CHECKING:
     from vance_cli.config.recipes import Recipe
     from vance_cli.engines.base import EngineHost
+    from vance_cli.tools.approval import Gate
 
 ModelFactory = Callable[[str, Settings], ChatModel]
 
@@ -47,6 +48,7 @@ class Runtime:
         bus: EventBus | None = None,
         model_factory: ModelFactory | None = None,
         stream: bool = False,
+        approvals: Gate | None = None,
     ) -> None:
         self.scopes = scopes
         self.settings = settings
@@ -55,6 +57,9 @@ class Runtime:
         self.model_factory = model_factory or _default_model_factory
         # Stream model calls for a live display (MessageDelta events); what is saved is the same.
         self.stream = stream
+        # Decides on every tool call that needs approval (runtime/approvals.py). The default asks
+        # nobody: such a call is not run and its turn waits (chat -p without --allow / --yes).
+        self._approvals = approvals
         # One model object per model string for the runtime's life: a scripted model keeps its
         # place in the script across turns, an HTTP model keeps its connection pool.
         self._models: dict[str, ChatModel] = {}
@@ -63,6 +68,18 @@ class Runtime:
         # this command line (--recipe, --allow-exec, --check), so an untrusted folder does not
         # narrow them. Process files found on disk there might have come with the repository.
         self._created: set[str] = set()
+
+    @property
+    def approvals(self) -> Gate:
+        if self._approvals is None:
+            from vance_cli.runtime.approvals import ApprovalGate
+
+            self._approvals = ApprovalGate(self.scopes, self.settings, bus=self.bus)
+        return self._approvals
+
+    @approvals.setter
+    def approvals(self, gate: Gate) -> None:
+        self._approvals = gate
 
     def model(self, name: str) -> ChatModel:
         if name not in self._models:
@@ -125,16 +142,37 @@ class Runtime:
         if parent.id in self._created:
             self._created.add(child.id)
 
-    def find(self, *, resume: str | None, continue_last: bool, engine: str | None = None) -> str | None:
+    def chats(self, *, all_folders: bool = False) -> list[Process]:
+        """The chats a person resumes, newest first: top-level processes that are not Benjy runs,
+        started in this folder (``all_folders``: in any folder). A process dated more than a day
+        ahead is left out (store.files.is_future_dated): it would stay the newest forever."""
+        here = str(self.scopes.cwd)
+        return [
+            p for p in self.store.list()[0]
+            if p.parent is None and p.engine != "benjy" and not is_future_dated(p)
+            and (all_folders or p.workspace == here)
+        ]
+
+    def find(self, *, resume: str | None, continue_last: bool, all_folders: bool = False) -> str | None:
+        """The id ``--resume ID`` names, or ``--continue``'s: this folder's latest chat (``--all``:
+        any folder's, as Codex scopes its picker to the folder); None for a new process."""
         if resume and continue_last:
             raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
         if resume is not None:  # --resume "" is a usage error, not a new process
             return self.store.resolve_id(resume)
         if continue_last:
-            latest = self.store.latest(engine)
-            if latest is None:
-                raise UsageError("there is no earlier process to continue", hint="start one without --continue")
-            return latest.id
+            chats = self.chats(all_folders=all_folders)
+            if chats:
+                return chats[0].id
+            elsewhere = [] if all_folders else self.chats(all_folders=True)
+            if elsewhere:
+                raise UsageError(
+                    f"there is no earlier chat in this folder ({self.scopes.cwd}); the latest chat is "
+                    f"{elsewhere[0].id} in {elsewhere[0].workspace or 'an unknown folder'}",
+                    hint="`vance chat --continue --all` takes the latest chat of any folder; "
+                    "`vance chat --resume` lists this folder's chats",
+                )
+            raise UsageError("there is no earlier chat to continue", hint="start one without --continue")
         return None
 
     @contextlib.contextmanager
@@ -211,6 +249,7 @@ class Runtime:
             stream=self.stream,
             host=host,
             untrusted=untrusted,
+            approvals=self.approvals,
         )
         engine = engine_class(process.engine)(deps)
         if compact:
@@ -244,15 +283,15 @@ class Runtime:
     def _refuse_shipped_brain(self, process: Process) -> None:
         """A process file in an untrusted project whose model is a script in that folder (the
         repository ships both) does not choose who drives the turn: UsageError naming --model."""
-        from vance_cli.llm.factory import SCRIPTED_PREFIX
+        from vance_cli.llm.factory import script_file
 
-        if not process.model.startswith(SCRIPTED_PREFIX):
+        script = script_file(process.model)
+        if script is None:
             return
         root, command = self._untrusted_where()
-        script = Path(process.model[len(SCRIPTED_PREFIX) :]).expanduser()
-        if not script.is_absolute():
-            script = Path(process.workspace or self.scopes.cwd) / script
-        if script.resolve().is_relative_to(root):
+        # resolved from the current directory, exactly as the scripted model opens it (never
+        # from process.workspace: that field comes from the same shipped file)
+        if script.resolve().is_relative_to(root.resolve()):
             raise UsageError(
                 f"process {process.id} is driven by {process.model}, a script in {root}, whose .vance/ is not "
                 "trusted: it is not used",

@@ -39,7 +39,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.crashpoints import crashpoint
-from vance_cli.engines import awaits_workers, has_work, pending_question, waiting_on, worker_params
+from vance_cli.engines import (
+    ask_again,
+    awaiting_approval,
+    awaits_workers,
+    has_work,
+    pending_question,
+    waiting_on,
+    worker_params,
+)
 from vance_cli.errors import ModelError, StoreError, UsageError, VanceError
 from vance_cli.events import StatusChanged
 from vance_cli.llm.base import ChatModel
@@ -226,6 +234,8 @@ class Scheduler:
         self.started = time.time()
         self.tree = {root.id: root}
         self._adopt_children(root)
+        for process in self.tree.values():  # a call that waited for an approval is asked again
+            ask_again(process)
         try:
             while not self._should_stop():
                 self._deliver_settled()
@@ -332,6 +342,8 @@ class Scheduler:
             return False  # stopped mid-turn: the next run finishes the turn first
         if waiting_on(process) is not None:
             return False
+        if awaiting_approval(process):
+            return False  # paused on an approval: it goes on once the person answers, not delivered
         return not has_work(process)
 
     def _deliver_settled(self) -> None:

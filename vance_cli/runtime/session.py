@@ -31,9 +31,10 @@ class ChatSession:
         model: str | None = None,
         resume: str | None = None,
         continue_last: bool = False,
+        all_folders: bool = False,
     ) -> ChatSession:
         """The process ``--resume`` / ``--continue`` names, or a new one of ``recipe`` on ``model``."""
-        pid = runtime.find(resume=resume, continue_last=continue_last)
+        pid = runtime.find(resume=resume, continue_last=continue_last, all_folders=all_folders)
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process

@@ -153,7 +153,7 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
     meta = meta_validator(cls)
     err = None if meta.is_valid(schema) else best_match(meta.iter_errors(schema))
     if err is not None:
-        at = "/" + "/".join(str(p) for p in err.absolute_path) if err.absolute_path else "the root"
+        at = json_pointer(err.absolute_path, "the root")
         name = dialect_of(schema)
         declared = "" if "$schema" in schema else " (no $schema given)"
         raise InvalidSchema(

@@ -404,7 +404,9 @@ def upgrade(schema: Any) -> Any:
         if old and "$ref" in node:
             # Drafts 4-7 ignore every keyword beside $ref. Other members stay: a JSON pointer may
             # still lead into them (definitions, "components", ...), and 2020-12 ignores them too.
-            node = {k: v for k, v in node.items() if k == "$ref" or k not in _KEYWORDS}
+            # A sibling $id (or draft-4 id) is ignored too: it does not change the base the $ref
+            # resolves against (the suite's "$ref prevents a sibling $id from changing the base uri").
+            node = {k: v for k, v in node.items() if k == "$ref" or (k not in _KEYWORDS and k not in ("$id", "id"))}
         for key, value in node.items():
             if key in _ONE:
                 if key == "additionalItems":
@@ -443,6 +445,44 @@ def upgrade(schema: Any) -> Any:
                 out["$anchor"] = value[1:]
             elif key == "$schema":
                 continue  # the copy is 2020-12 now
+            elif key == "$ref" and isinstance(value, str) and value.startswith("#/"):
+                out[key] = _upgraded_pointer(value, schema)
             else:
                 out[key] = value
     return root
+
+
+def _upgraded_pointer(ref: str, schema: dict[str, Any]) -> str:
+    """A draft 4-7 JSON-pointer ref into the 2020-12 copy: through a tuple ``items`` it leads to
+    ``prefixItems``, through ``additionalItems`` to ``items``, through ``dependencies`` to
+    ``dependentSchemas``; a pointer that does not follow the schema is left as it is."""
+    from urllib.parse import unquote
+
+    from vance_cli.text import json_pointer, pointer_token
+
+    node: Any = schema
+    out: list[str] = []
+    tokens = [pointer_token(unquote(t)) for t in ref[2:].split("/")]
+    changed = False
+    for token in tokens:
+        if isinstance(node, dict):
+            if token == "items" and isinstance(node.get("items"), list):
+                out.append("prefixItems")
+                changed = True
+            elif token == "additionalItems" and isinstance(node.get("items"), list):
+                out.append("items")
+                changed = True
+            elif token == "dependencies" and isinstance(node.get("dependencies"), dict):
+                out.append("dependentSchemas")
+                changed = True
+            else:
+                out.append(token)
+            if token not in node:
+                return ref
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            out.append(token)
+            node = node[int(token)]
+        else:
+            return ref
+    return "#" + json_pointer(out) if changed else ref

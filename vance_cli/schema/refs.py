@@ -52,6 +52,9 @@ class Prepared:
         return self.defs.get(name) if name is not None else None
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
 def _def_name(ref: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_.-]+", "_", ref.split("#", 1)[-1]).strip("_.-") or "ref"
     base = base[-60:]
@@ -97,7 +100,14 @@ def _prepare_uncached(schema: Any) -> Prepared:
         for name, sub in (root.get(container) or {}).items() if isinstance(root.get(container), dict) else ():
             if id(sub) in target_name:
                 continue
-            final = name if name not in taken and name != RESERVED_DEF else _def_name(f"{container}_{name}", taken)
+            # A name a JSON pointer would need escaped ("/", "~", "%", quotes) is renamed, so every
+            # rewritten ref is a plain "#/$defs/<name>" that needs no escaping to resolve.
+            plain = _PLAIN_NAME.fullmatch(name) is not None
+            final = (
+                name
+                if plain and name not in taken and name != RESERVED_DEF
+                else _def_name(f"{container}_{name}" if plain else f"#{name}", taken)
+            )
             taken.add(final)
             target_name[id(sub)] = final
             originals[final] = sub

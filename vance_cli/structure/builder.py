@@ -29,6 +29,7 @@ from typing import Any
 from vance_cli.errors import StoreError
 from vance_cli.llm.base import ChatModel
 from vance_cli.messages import Message, Usage
+from vance_cli.text import json_pointer
 
 CACHE_TABLE = "structure_schema_cache"
 META_SCHEMA_NAME = "_meta-schema.json"
@@ -171,7 +172,7 @@ def _draft_check(answer: Any) -> list[str]:
     try:
         Draft202012Validator.check_schema(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
     except SchemaError as exc:
-        where = "/schema/" + "/".join(str(p) for p in exc.absolute_path) if exc.absolute_path else "/schema"
+        where = json_pointer(["schema", *exc.absolute_path])
         return [f"{where}: not a valid JSON Schema 2020-12 ({exc.message})"]
     return []
 

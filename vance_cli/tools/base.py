@@ -117,6 +117,18 @@ class Tool:
     # records such a call as started before it runs and never runs it again after an interruption,
     # because whether it took effect is unknown. Read-only tools may simply run again.
     side_effects: bool = False
+    # Whether a person approves a call before it runs (tools/approval.py; the runtime's gate
+    # decides). None: exactly the tools with side effects. True for a tool whose effect is not
+    # at-most-once but still acts in the person's name (process_spawn starts work that runs
+    # commands). A tool added later (an MCP tool) sets it like a built-in does.
+    approval: bool | None = None
+    # How a call is shown when it is asked about (a diff, the command...): an async function of
+    # (arguments, ctx) returning a tools.approval.Preview; None: its arguments as JSON.
+    preview: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
+
+    @property
+    def needs_approval(self) -> bool:
+        return self.side_effects if self.approval is None else self.approval
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)

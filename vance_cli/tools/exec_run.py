@@ -453,6 +453,34 @@ def _quarantine_new_git(root: Path) -> str | None:
     )
 
 
+async def _exec_run_preview(args: dict[str, Any], ctx: ToolContext):
+    """What the person sees before a command runs: the whole command, its folder, the sandbox."""
+    from vance_cli.tools.approval import Preview
+    from vance_cli.tools.paths import WorkspaceError
+
+    command = str(args.get("command", ""))
+    cwd_rel = str(args.get("cwd") or ".")
+    fields = [("command", command)]
+    try:
+        root = resolve_in_workspace(ctx.workspace, ".")
+        cwd = resolve_in_workspace(ctx.workspace, cwd_rel)
+    except WorkspaceError as exc:
+        return Preview(title="run a command", subject=command, fields=[*fields, ("folder", cwd_rel), ("refused", exc.message)])
+    fields.append(("folder", str(cwd)))
+    try:
+        how = await plan(ctx, root, cwd)
+    except SandboxUnavailable as exc:
+        fields.append(("sandbox", f"required but unavailable ({exc}): the tool will refuse to run it"))
+        return Preview(title="run a command", subject=command, fields=fields, sandboxed=True)
+    if how.sandboxed:
+        fields.append(("sandbox", how.note.removeprefix("sandbox: ")))
+    else:
+        fields.append(("sandbox", "NONE: " + how.note.replace("the command ran", "the command runs")))
+    if args.get("timeout"):
+        fields.append(("timeout", f"{float(args['timeout']):g} s"))
+    return Preview(title="run a command", subject=command, fields=fields, sandboxed=how.sandboxed)
+
+
 def make_tool() -> Tool:
     return Tool(
         name="exec_run",
@@ -467,4 +495,5 @@ def make_tool() -> Tool:
         parameters=EXEC_RUN_PARAMETERS,
         run=guarded("exec_run", _exec_run),
         side_effects=True,
+        preview=_exec_run_preview,
     )

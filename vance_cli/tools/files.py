@@ -393,6 +393,61 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(content=text, data={"path": shown, "bytes": total, "created": not existed})
 
 
+MAX_DIFF_SOURCE = 1_000_000  # bytes of the old file read for the approval diff
+MAX_DIFF_LINES = 2_000
+
+
+async def _file_write_preview(args: dict[str, Any], ctx: ToolContext):
+    return await asyncio.to_thread(_file_write_preview_sync, args, ctx)
+
+
+def _file_write_preview_sync(args: dict[str, Any], ctx: ToolContext):
+    """What the person sees before a file_write: the path and a unified diff of the change."""
+    import difflib
+
+    from vance_cli.tools.approval import Preview
+    from vance_cli.tools.paths import WorkspaceError
+
+    rel = str(args.get("path", ""))
+    content = str(args.get("content", ""))
+    append = bool(args.get("append", False))
+    try:
+        root, target = resolve_for_tool(ctx, rel)
+    except WorkspaceError as exc:
+        return Preview(title="write a file", subject=rel, fields=[("path", rel), ("refused", exc.message)])
+    shown = display_path(root, target)
+    old_text: str | None = ""
+    existed = target.is_file()
+    if existed:
+        with open(target, "rb") as f:
+            raw = f.read(MAX_DIFF_SOURCE + 1)
+        try:
+            old_text = raw[:MAX_DIFF_SOURCE].decode("utf-8")
+        except UnicodeDecodeError:
+            old_text = None
+        size = target.stat().st_size
+    new_text = (old_text or "") + content if append else content
+    what = ("append to" if append else "replace") if existed else "create"
+    fields = [("path", shown), ("change", f"{what} ({len(content.encode('utf-8')):,} bytes written)")]
+    if old_text is None:
+        return Preview(title="write a file", subject=shown, fields=[*fields, ("old file", f"not UTF-8 text ({size:,} bytes)")])
+    lines = list(
+        difflib.unified_diff(
+            old_text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=f"a/{shown}" if existed else "/dev/null",
+            tofile=f"b/{shown}",
+        )
+    )
+    if existed and len(raw) > MAX_DIFF_SOURCE:
+        fields.append(("note", f"the diff covers the first {MAX_DIFF_SOURCE:,} bytes of the old file"))
+    if len(lines) > MAX_DIFF_LINES:
+        cut = len(lines) - MAX_DIFF_LINES
+        lines = [*lines[:MAX_DIFF_LINES], f"... {cut:,} more diff lines\n"]
+    diff = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return Preview(title="write a file", subject=shown, fields=fields, diff=diff or "(no change)")
+
+
 def make_file_write() -> Tool:
     return Tool(
         name="file_write",
@@ -403,4 +458,5 @@ def make_file_write() -> Tool:
         parameters=FILE_WRITE_PARAMETERS,
         run=guarded("file_write", _file_write),
         side_effects=True,
+        preview=_file_write_preview,
     )

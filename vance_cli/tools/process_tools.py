@@ -13,6 +13,7 @@ from typing import Any
 
 from vance_cli.store.transcript import child_outcome
 from vance_cli.text import shorten
+from vance_cli.tools.approval import grant_run
 from vance_cli.tools.base import Tool, ToolContext, ToolResult, WorkerHost
 
 SPAWN_PARAMETERS: dict[str, Any] = {
@@ -87,6 +88,14 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if calling is not None:
             calling.meta[SPAWNED] = {**spawned, ctx.call_id: child_id}
         goal = args["goal"].strip()
+        # The person allowed this call (goal, recipe, the full check, the workers' tools): the run
+        # is approved once, at its start; its workers' calls do not ask again per item.
+        grant_run(
+            params,
+            by=str(ctx.extra.get("approved_by") or "the process_spawn approval"),
+            tools=_worker_tools(recipe, params),
+            check=args.get("check"),
+        )
         host.spawn(
             parent,
             child_id,
@@ -106,6 +115,37 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         ),
         data={"id": child_id},
     )
+
+
+def _worker_tools(recipe: dict[str, Any], params: dict[str, Any]) -> list[str]:
+    """The side-effecting tools a worker of ``recipe`` may use (what approving the spawn allows)."""
+    if recipe.get("engine") == "benjy":
+        # the run's options (engines/benjy/state.py OPTIONS_KEY) say whether its workers get exec_run
+        allow_exec = any(isinstance(v, dict) and v.get("allowExec") for v in params.values())
+        return ["file_write", *(["exec_run"] if allow_exec else [])]
+    return [t for t in (recipe.get("tools") or []) if t in ("file_write", "exec_run", "process_spawn")]
+
+
+async def _spawn_preview(args: dict[str, Any], ctx: ToolContext):
+    """What the person sees before a worker starts: the goal, the recipe, the full check, its tools."""
+    from vance_cli.tools.approval import Preview
+
+    name = (args.get("recipe") or "benjy-coding").strip()
+    fields = [("goal", str(args.get("goal", "")).strip()), ("recipe", name)]
+    check = args.get("check")
+    if check:
+        fields.append(("check", str(check)))
+    host = _host(ctx)
+    parent = host.find(ctx.process_id) if host is not None and ctx.process_id else None
+    try:
+        recipe, params = host.prepare_worker(name, check=check, parent=parent) if host is not None else ({}, {})
+    except Exception as exc:  # noqa: BLE001 - the call itself will answer with this error
+        fields.append(("refused", str(getattr(exc, "message", exc))))
+    else:
+        tools = _worker_tools(recipe, params) if recipe else []
+        fields.append(("worker tools", ", ".join(tools) + " (approved for the whole run)" if tools else "none with effects"))
+    fields.append(("folder", str(ctx.workspace)))
+    return Preview(title="start a worker", subject=str(check) if check else None, fields=fields)
 
 
 def _calling_message(process: Any, call_id: str | None) -> Any:
@@ -202,6 +242,9 @@ def make_process_spawn() -> Tool:
         ),
         parameters=SPAWN_PARAMETERS,
         run=_spawn,
+        # not at-most-once (a re-run finds the same child), but it starts work in the person's name
+        approval=True,
+        preview=_spawn_preview,
     )
 
 

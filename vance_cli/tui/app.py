@@ -50,7 +50,9 @@ class VanceApp(App):
 
     def get_driver_class(self):
         from vance_cli.tui.driver import gone_safe
+        from vance_cli.tui.keys import register_alt_enter
 
+        register_alt_enter()
         return gone_safe(super().get_driver_class())
 
     def get_default_screen(self):
@@ -70,6 +72,8 @@ class VanceApp(App):
         return super().get_default_screen()
 
     def on_mount(self) -> None:
+        if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
+            self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate
         if self.controller is not None and self.run_source is None and self.preload:
             self.call_after_refresh(self._preload)
         if not self.is_headless:
@@ -138,11 +142,11 @@ class VanceApp(App):
             self.run_worker(self._replay_keys, group="early-keys", exit_on_error=False)
 
     async def _replay_keys(self) -> None:
-        # One key at a time, each handled before the next: a widget queues the keys it gets,
-        # while a priority binding (Enter sends) acts at once, so a burst would send too early.
+        # One key at a time, each handled before the next, as typed (a burst stays a burst).
         while self._early_keys:
             key = self._early_keys.pop(0)
-            replay = events.Key(key.key, key.character)
+            replay = type(key)(key.key, key.character)
+            replay.time = key.time
             self._replaying.append(replay)
             self.post_message(replay)
             await _handled(self)  # the app forwarded it (or ran its binding) ...
@@ -158,6 +162,26 @@ class VanceApp(App):
             await self.controller.prepare_model()
         except Exception:  # noqa: BLE001 - the first turn reports model problems properly
             pass
+
+    async def ask_approval(self, request):
+        """The person's answer to a tool call that needs approval (tui/screens/approval_screen.py)."""
+        import asyncio
+
+        from vance_cli.tui.screens.approval_screen import ApprovalScreen
+
+        answer: asyncio.Future = asyncio.get_running_loop().create_future()
+        screen = ApprovalScreen(request)
+        self.push_screen(screen, callback=lambda d: answer.done() or answer.set_result(d))
+        try:
+            decision = await answer
+        except asyncio.CancelledError:  # the turn was stopped while the dialog was open
+            if screen.is_attached:
+                screen.dismiss(None)
+            raise
+        if decision.verdict not in ("allow", "deny"):
+            self.notify("not run: it waits for your approval; Enter on an empty prompt (or /retry) asks again",
+                        severity="warning", timeout=8)
+        return decision
 
     def action_interrupt(self) -> None:
         interrupt = getattr(self.screen, "interrupt", None)

@@ -20,6 +20,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("resume", "ID", "switch this chat to another process"),
     Command("recipe", "NAME", "start a new chat with recipe NAME"),
     Command("model", "NAME", "use model NAME for the next turns"),
+    Command("permissions", None, "see the approval rules; /permissions allow|ask|deny|forget RULE changes them"),
     Command("compact", None, "summarise the older turns now (the process file keeps them all)"),
     Command("retry", None, "try the interrupted or failed turn again"),
     Command("clear", None, "clear the screen (the process keeps its history)"),
@@ -31,17 +32,23 @@ BY_NAME = {c.name: c for c in COMMANDS}
 KEYS_HELP = (
     "Enter send · Ctrl+J or Alt+Enter new line · ↑/↓ history · Tab complete a command · "
     "Ctrl+C stop the turn (twice: quit) · Ctrl+D on an empty prompt quit · F2 journal · "
-    "Esc leave the prompt (never stops work) · c on a message copies it"
+    "Esc leave the prompt and back (never stops work) · typing anywhere types in the prompt · "
+    "Enter on a message copies it · `\\/` starts a message with `/` · `\\\\` at the end sends one `\\`"
 )
 
 
 def parse(text: str) -> tuple[str, str] | None:
-    """("name", "argument") for a slash command line, else None."""
+    """("name", "argument") for a slash command line, else None (``\\/...`` is a message)."""
     text = text.strip()
     if not text.startswith("/") or "\n" in text:
         return None
     name, _, arg = text[1:].partition(" ")
     return name.lower(), arg.strip()
+
+
+def message_text(text: str) -> str:
+    """What a typed message sends: a leading ``\\/`` is an escaped ``/`` (not a command)."""
+    return text[1:] if text.startswith("\\/") else text
 
 
 def completions(text: str) -> list[Command]:

@@ -74,7 +74,7 @@ def early(argv: list[str]) -> bool:
             if value.startswith("-"):
                 return False
             values[known[name]] = value
-        elif arg in ("-c", "--continue", "-q", "--quiet"):
+        elif arg in ("-c", "--continue", "-q", "--quiet", "--all"):
             continue_last = continue_last or arg in ("-c", "--continue")
         else:
             return False  # a positional or an unknown option: the command will say what it is

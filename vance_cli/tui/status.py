@@ -24,6 +24,18 @@ class StatusInfo:
     tokens: int = 0
     cost: float = 0.0
     running_since: float | None = None
+    folder: str = ""  # the folder the process works in (its workspace), ~ for the home folder
+
+
+def _folder(workspace: str | None) -> str:
+    if not workspace:
+        return ""
+    from pathlib import Path
+
+    home = str(Path.home())
+    if workspace == home or workspace.startswith(home.rstrip("/") + "/"):
+        return "~" + workspace[len(home.rstrip("/")):]
+    return workspace
 
 
 def status_info(process: Process, *, model: str | None = None, running_since: float | None = None) -> StatusInfo:
@@ -38,6 +50,7 @@ def status_info(process: Process, *, model: str | None = None, running_since: fl
         tokens=u.prompt_tokens + u.completion_tokens,
         cost=u.cost,
         running_since=running_since,
+        folder=_folder(process.workspace),
     )
 
 

@@ -115,7 +115,15 @@ class RunConfig(_Strict):
 
 
 def chain_for(task_type: str | None, *, check: bool, evaluate: bool) -> tuple[str, ...]:
+    """The stages after DO: the task type's template, disabled stages out.
+
+    The person's check is ground truth whatever task type the interpret stage picked: with a
+    check command every chain checks each item right after its worker (a task type without a
+    CHECK stage does not switch the check off).
+    """
     chain = CHAINS.get(task_type or "info", CHAINS["info"])
+    if check and "CHECK" not in chain:
+        chain = (chain[0], "CHECK", *chain[1:])
     return tuple(s for s in chain if (s != "CHECK" or check) and (s != "EVALUATE" or evaluate))
 
 

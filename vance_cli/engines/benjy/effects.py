@@ -32,6 +32,14 @@ class ControllerAnswer:
 
 
 @dataclass
+class DoInput:
+    """DO's impure part: a fresh worker id and the workspace's fingerprint before the worker."""
+
+    child: str
+    before: str | None = None
+
+
+@dataclass
 class CheckFacts:
     command: str
     exit_code: int | None

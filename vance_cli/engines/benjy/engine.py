@@ -25,6 +25,7 @@ from vance_cli.engines.benjy.effects import (
     ControllerAnswer,
     Ctx,
     Dialog,
+    DoInput,
     Journal,
     Outcome,
     Say,
@@ -34,7 +35,7 @@ from vance_cli.engines.benjy.effects import (
 from vance_cli.engines.benjy.handlers import step
 from vance_cli.engines.benjy.inbound import inbound
 from vance_cli.engines.benjy.nets import head_nets
-from vance_cli.engines.benjy.routing import ROUTE_OPS
+from vance_cli.engines.benjy.routing import ROUTE_OPS, invalid_route
 from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState, Task, load_state
 from vance_cli.errors import ConfigError, UsageError, VanceError
 from vance_cli.events import JournalEvent, MessageEvent, TodosUpdated, UsageEvent
@@ -132,7 +133,13 @@ class BenjyEngine(Engine):
                 hint=f"if you started this run, trust the folder with: {command}",
             )
         for item in list(process.inbox):
-            outcome = inbound(state, item.model_dump(mode="json"), self._ctx())
+            data = item.model_dump(mode="json")
+            flight = state.inFlight
+            if item.kind == "child" and flight is not None and flight.before is not None and item.sender == flight.child:
+                after = workspace_fingerprint(Path(process.workspace or "."))
+                if after is not None:
+                    data["meta"] = {**(data.get("meta") or {}), "workspaceChanged": after != flight.before}
+            outcome = inbound(state, data, self._ctx())
             process.inbox.remove(item)  # consumed in the same save as its queue operations
             state = self._commit(process, outcome)
         while True:
@@ -162,7 +169,7 @@ class BenjyEngine(Engine):
             if process.status != Status.RUNNING:
                 self._set_status(process, Status.RUNNING)
             task = state.queue[0]
-            if task.type == "CHECK":
+            if task.type in ("CHECK", "DONE"):
                 self._flush(process)  # what led here is on disk before the command runs
             inp = await self._perform(process, state, task)
             try:
@@ -345,9 +352,11 @@ class BenjyEngine(Engine):
         assert self.cfg is not None
         kind = task.type
         if kind == "DO":
-            return new_process_id()
+            return DoInput(new_process_id(), workspace_fingerprint(Path(process.workspace or ".")))
         if kind == "CHECK":
             return await self._check(process)
+        if kind == "DONE":  # the DONE gate runs the person's check once more on the final workspace
+            return await self._check(process) if self.cfg.checkCommand else None
         if kind in ("INTERPRET", "EVALUATE", "REFLECT") or (kind == "ROUTE" and self.cfg.stages.get("route")):
             return await self._controller(process, state, task)
         return None
@@ -435,6 +444,9 @@ class BenjyEngine(Engine):
                 problems = []
                 if data.get("op") not in ROUTE_OPS:
                     problems.append(f"op: must be one of {', '.join(ROUTE_OPS)}")
+                invalid = invalid_route(data)
+                if invalid:
+                    problems.append(invalid)
                 item = data.get("item")
                 if item is not None and not (isinstance(item, int) and 1 <= item <= n_items):
                     problems.append(f"item: {item!r} is not an item id (1..{n_items}) or null")
@@ -442,6 +454,41 @@ class BenjyEngine(Engine):
             return []
 
         return check
+
+
+FINGERPRINT_SKIP = frozenset({".git", ".hg", ".svn", ".vance", ".venv", "venv", "node_modules", "__pycache__",
+                              ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox"})
+FINGERPRINT_MAX_FILES = 20_000
+
+
+def workspace_fingerprint(root: Path) -> str | None:
+    """A digest of the workspace's files (path, size, mtime): equal before and after a worker = no file changed.
+
+    Tool and cache folders (.git, .vance, __pycache__, ...) are left out: a check or the run's own
+    files must not count as the worker's change. None when the folder is unreadable or larger
+    than FINGERPRINT_MAX_FILES files (the no-change rule is then not applied).
+    """
+    import hashlib
+    import os
+
+    digest = hashlib.sha1()
+    count = 0
+    try:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in FINGERPRINT_SKIP)
+            for name in sorted(files):
+                count += 1
+                if count > FINGERPRINT_MAX_FILES:
+                    return None
+                path = os.path.join(folder, name)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                digest.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def _todo_position(todos: list[Todo], item_id: int) -> int | None:

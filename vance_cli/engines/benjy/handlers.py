@@ -13,10 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from vance_cli.engines.benjy import render
-from vance_cli.engines.benjy.effects import CheckFacts, ControllerAnswer, Ctx, Outcome, Say, SetStatus, Spawn, Step
+from vance_cli.engines.benjy.effects import (
+    CheckFacts,
+    ControllerAnswer,
+    Ctx,
+    DoInput,
+    Outcome,
+    Say,
+    SetStatus,
+    Spawn,
+    Step,
+)
 from vance_cli.engines.benjy.nets import advance_clock, gate, running, stagnation_net
 from vance_cli.engines.benjy.routing import on_route
-from vance_cli.engines.benjy.state import TERMINAL_ITEM, BenjyState, InFlight, Task
+from vance_cli.engines.benjy.state import TERMINAL_ITEM, BenjyState, InFlight, LastCheck, Task
 
 
 def step(state: BenjyState, task: Task, inp: Any, ctx: Ctx) -> Outcome:
@@ -83,8 +93,10 @@ def on_interpret(st: Step, task: Task, ans: ControllerAnswer) -> None:
     )
 
 
-def on_do(st: Step, task: Task, child_id: str) -> None:
+def on_do(st: Step, task: Task, inp: DoInput | str) -> None:
     s, cfg = st.s, st.cfg
+    do = inp if isinstance(inp, DoInput) else DoInput(inp)
+    child_id = do.child
     item = s.item(task.item)
     if item is None or item.status in TERMINAL_ITEM:
         st.record(f"DO #{task.item}: skipped (the item is {item.status if item else 'gone'})")
@@ -99,7 +111,7 @@ def on_do(st: Step, task: Task, child_id: str) -> None:
     item = s.edit_item(item.id)
     item.attempts += 1
     item.status = "in_progress"
-    s.inFlight = InFlight(child=child_id, item=item.id, attempt=item.attempts, escalated=escalated, recipe=recipe)
+    s.inFlight = InFlight(child=child_id, item=item.id, attempt=item.attempts, escalated=escalated, recipe=recipe, before=do.before)
     s.counters.workerSpawns += 1
     error = task.payload.get("error")
     prompt = render.doer_prompt(s, item, attempt=item.attempts, cap=cap, error=error)
@@ -110,13 +122,19 @@ def on_do(st: Step, task: Task, child_id: str) -> None:
     st.record(f"DO #{item.id}: worker `{child_id}` ({recipe}, attempt {item.attempts}/{cap})")
 
 
+def check_fact(facts: CheckFacts) -> tuple[str, str]:
+    """(the exit in words, the one-line fact) of one run of the check command."""
+    code = "timed out" if facts.timed_out else f"exit {facts.exit_code}"
+    last = render.one_line((facts.output or "").strip().splitlines()[-1] if (facts.output or "").strip() else "", 160)
+    return code, f"check `{render.one_line(facts.command, 80)}`: {code}" + (f" — {last}" if last else "")
+
+
 def on_check(st: Step, task: Task, facts: CheckFacts) -> None:
     s = st.s
     s.counters.checks += 1
     item = s.item(task.item)
-    code = "timed out" if facts.timed_out else f"exit {facts.exit_code}"
-    last = render.one_line((facts.output or "").strip().splitlines()[-1] if (facts.output or "").strip() else "", 160)
-    fact = f"check `{render.one_line(facts.command, 80)}`: {code}" + (f" — {last}" if last else "")
+    code, fact = check_fact(facts)
+    s.lastCheck = LastCheck(passed=facts.passed, fact=fact, item=task.item)
     s.note(f"#{task.item} {fact}")
     if item is None:
         st.record(f"CHECK #{task.item}: {code} (item gone)")
@@ -185,40 +203,94 @@ def on_close(st: Step, task: Task, _inp: Any) -> None:
     st.record(f"CLOSE #{item.id}: done")
 
 
+def _unfinished(s: BenjyState, criterion_id: int) -> list[int]:
+    """The items of the current plan concerning a criterion that are not done.
+
+    A dropped item was replaced (split, revise, reset) and items before a reset belong to the
+    abandoned plan: neither keeps a criterion open.
+    """
+    return [i.id for i in s.items[s.todoFrom:] if criterion_id in i.criteria and i.status not in ("done", "dropped")]
+
+
+def open_facts(s: BenjyState) -> list[str]:
+    """What the mechanical facts say is not done: failed items, criteria left open, a failing last check.
+
+    Facts outrank the model: while this list is not empty, a reflection's "yes" is a "partially".
+    """
+    facts = []
+    for item in s.items[s.todoFrom:]:
+        if item.status == "failed":
+            why = f": {render.one_line(item.lastError, 200)}" if item.lastError else ""
+            facts.append(f"item #{item.id} ({render.one_line(item.title, 80)}) failed after {item.attempts} attempts{why}")
+    for crit in s.criteria:
+        if crit.status == "open" and _unfinished(s, crit.id):
+            items = ", ".join(f"#{i}" for i in _unfinished(s, crit.id))
+            facts.append(f"criterion C{crit.id} ({render.one_line(crit.text, 80)}) is open: item {items} is not done")
+    if s.lastCheck is not None and not s.lastCheck.passed:
+        facts.append(f"the last {s.lastCheck.fact} (it must pass)")
+    return facts
+
+
 def on_reflect(st: Step, task: Task, ans: ControllerAnswer) -> None:
-    s, params = st.s, st.cfg.params
+    s = st.s
     data = ans.data or {}
     achieved = data.get("achieved", "no")
     gaps = [render.one_line(str(g), 300) for g in data.get("gaps") or [] if str(g).strip()]
     s.note(f"reflect: {achieved}" + (f" — gaps: {'; '.join(gaps[:3])}" if gaps else ""))
-    if achieved == "yes":
+    facts = open_facts(s)
+    if achieved == "yes" and facts:
+        # Mechanical facts outrank the model's judgement: a "yes" against them is a "partially".
+        st.record(f"REFLECT: yes overruled by the facts → partially — {render.one_line('; '.join(facts), 300)}")
+        achieved = "partially"
+        gaps = facts + gaps
+    elif achieved == "yes":
         for crit in s.criteria:
             # the model's "yes" does not pass a criterion an unfinished item concerns: the report
             # must not say "[pass] the check passes" for an item whose check never passed
-            unfinished = [i.id for i in s.items if crit.id in i.criteria and i.status != "done"]
-            if crit.status == "open" and not unfinished:
+            if crit.status == "open" and not _unfinished(s, crit.id):
                 s.set_criterion(crit.id, "pass", "reflect: the goal is achieved")
         s.push_front(s.task("DONE"))
         st.record("REFLECT: achieved")
         return
+    else:
+        gaps = gaps + [f for f in facts if f not in gaps]
+    _not_achieved(st, achieved, gaps, "The reflection judged the goal")
+
+
+def _not_achieved(st: Step, achieved: str, gaps: list[str], who: str, *, trigger: str = "reflect_gaps", **payload: Any) -> None:
+    """A gate said "not yet": count it against the convergence cap, then a route branch or the question."""
+    s, params = st.s, st.cfg.params
     s.counters.reflectNo += 1
     st.record(
-        f"REFLECT: {achieved} ({s.counters.reflectNo}/{params.maxReflectNo})"
+        f"{'REFLECT' if trigger == 'reflect_gaps' else 'DONE GATE'}: {achieved} ({s.counters.reflectNo}/{params.maxReflectNo})"
         + (f" — gaps: {render.one_line('; '.join(gaps), 200)}" if gaps else "")
     )
     if s.counters.reflectNo >= params.maxReflectNo:
         gap_text = "".join(f"\n- {g}" for g in gaps[:8])
         st.ask(
             "convergence",
-            f"The reflection judged the goal '{achieved}' {s.counters.reflectNo} times without reaching DONE "
+            f"{who} '{achieved}' {s.counters.reflectNo} times without reaching DONE "
             f"(maxReflectNo {params.maxReflectNo}).{(' Open gaps:' + gap_text) if gaps else ''}",
         )
         return
-    s.push_front(s.task("ROUTE", trigger="reflect_gaps", gaps=gaps, achieved=achieved))
+    s.push_front(s.task("ROUTE", trigger=trigger, gaps=gaps, achieved=achieved, **payload))
 
 
-def on_done(st: Step, task: Task, _inp: Any) -> None:
+def on_done(st: Step, task: Task, facts: CheckFacts | None) -> None:
+    """The DONE gate: the person's check runs once more on the final workspace; only a pass is DONE."""
     s = st.s
+    if facts is not None:
+        s.counters.checks += 1
+        code, fact = check_fact(facts)
+        s.lastCheck = LastCheck(passed=facts.passed, fact=fact)
+        s.note(f"final {fact}")
+        if not facts.passed:
+            error = f"The check command `{facts.command}` fails on the final workspace ({code}). Output (tail):\n{render.tail(facts.output, 1500)}"
+            st.record(f"DONE GATE: final check failed ({code}) — not DONE")
+            _not_achieved(st, "not achieved", [f"the final {fact} (it must pass)"], "The final check found the goal",
+                          trigger="final_check_failed", error=error)
+            return
+        st.record(f"DONE GATE: final check passed ({code})")
     s.outcome = "done"
     s.queue = []
     st.effects += [Say(render.synthesis(s), "synthesis"), SetStatus("DONE", "goal achieved")]

@@ -7,9 +7,26 @@ from typing import Any
 from vance_cli.engines.benjy import render
 from vance_cli.engines.benjy.effects import Ctx, Dialog, Outcome, SetStatus, Step
 from vance_cli.engines.benjy.nets import gate, grant, running
-from vance_cli.engines.benjy.state import BenjyState
+from vance_cli.engines.benjy.state import BenjyState, Item
 
 STOP_WORDS = ("stop",)
+
+
+def no_change(st: Step, item: Item, summary: str) -> None:
+    """The worker of a coding item replied without changing a file: a failed attempt (retry, or route at the cap)."""
+    s = st.s
+    error = ("The previous worker changed no file in the workspace, so the item is not done: a coding "
+             "item is done by changing files (file_write), not by describing the change. Its reply was: "
+             + render.one_line(summary, 300))
+    item.lastError = error
+    item.evidence = (item.evidence + ["worker changed no file"])[-4:]
+    s.drop_item_tasks(item.id, frozenset({"CHECK", "EVALUATE", "CLOSE"}))
+    if item.attempts < st.cap(item):
+        s.push_front(s.task("DO", item.id, error=error))
+        st.record(f"REPLY #{item.id}: no file changed — not done → retry")
+    else:
+        s.push_front(s.task("ROUTE", item.id, trigger="item_cap", error=error))
+        st.record(f"REPLY #{item.id}: no file changed — not done → attempt cap, ROUTE")
 
 
 def inbound(state: BenjyState, item: dict[str, Any], ctx: Ctx) -> Outcome:
@@ -36,8 +53,12 @@ def inbound(state: BenjyState, item: dict[str, Any], ctx: Ctx) -> Outcome:
             edited.summary = render.clip(summary, render.TEXT_CHARS)
             edited.evidence = (edited.evidence + [f"worker: {render.one_line(summary, 200)}"])[-4:]
             s.note(f"#{target.id} worker: {summary}")
-            st.push_chain_rest(target.id, "DO")
-            st.record(f"REPLY #{target.id}: {render.one_line(summary, 200)}")
+            if s.taskType == "coding" and meta.get("workspaceChanged") is False:
+                # a fact, not a judgement: a worker that changed no file has not done a coding item
+                no_change(st, edited, summary)
+            else:
+                st.push_chain_rest(target.id, "DO")
+                st.record(f"REPLY #{target.id}: {render.one_line(summary, 200)}")
         else:
             why = f"worker {flight.child} ended {meta.get('status')} without a reply" + (
                 f": {meta.get('reason')}" if meta.get("reason") else ""

@@ -82,6 +82,9 @@ def digest(state: BenjyState, *, focus: int | None = None, max_stagnation: int =
         lines += ["  " + _item_line(i) for i in sorted(window, key=lambda i: i.id)]
     if state.queue:
         lines.append("Queued: " + chips(state))
+    if state.lastCheck is not None:
+        where = f"item #{state.lastCheck.item}" if state.lastCheck.item is not None else "final workspace"
+        lines.append(f"Last check ({where}): {'passed' if state.lastCheck.passed else 'FAILED'} — {one_line(state.lastCheck.fact, 200)}")
     if state.notes:
         lines.append("Recent facts:")
         lines += [f"  - {n}" for n in state.notes]
@@ -138,6 +141,10 @@ def evaluate_prompt(state: BenjyState, item: Item) -> str:
     facts = [e for e in item.evidence if e.startswith("check ")]
     if facts:
         lines += ["", "Mechanical check (ground truth): " + facts[-1]]
+        last = state.lastCheck
+        if last is not None and last.item == item.id and last.passed:
+            lines.append("The check passed: what it tests is established, do not judge it again. Judge only "
+                         "what the check cannot show (criteria or parts of the item it does not test).")
     crit = criteria_for(state, item)
     if crit:
         lines += ["", "Criteria (use these ids):"] + [f"  C{c.id}: {one_line(c.text, 200)}" for c in crit]
@@ -157,6 +164,7 @@ TRIGGER_TEXT = {
     "answer": "The person answered a question.",
     "reflect_gaps": "The reflection found gaps: the goal is not achieved yet.",
     "queue_empty": "The queue is empty but items are still open.",
+    "final_check_failed": "Every item is finished but the check command fails on the final workspace.",
 }
 
 
@@ -235,8 +243,24 @@ def todos(state: BenjyState) -> list[dict[str, str]]:
 
 def synthesis(state: BenjyState) -> str:
     """The final report: goal, criteria with evidence, items, counters and tokens; no model call."""
+    return report(state)
+
+
+def blocked_report(state: BenjyState, status_reason: str | None = None) -> str:
+    """The report of a BLOCKED run: what it waits on (the question or the diagnosis), then the same body."""
+    if state.pendingQuestion is not None:
+        head = ["## Question", state.pendingQuestion.text.strip()]
+    else:
+        head = ["## Diagnosis", (state.diagnosis or status_reason or "(none recorded)").strip()]
+    return report(state, title="# Benjy report · BLOCKED", head=head)
+
+
+def report(state: BenjyState, *, title: str = "# Benjy report", head: list[str] | None = None) -> str:
+    """Goal, [what the run waits on,] criteria with evidence, items, the last check, counters; no model call."""
     c = state.counters
-    lines = ["# Benjy report", "", f"**Goal:** {clip(state.goal, GOAL_CHARS)}", f"**Task type:** {state.taskType}", ""]
+    lines = [title, "", f"**Goal:** {clip(state.goal, GOAL_CHARS)}", f"**Task type:** {state.taskType}", ""]
+    if head:
+        lines += [*head, ""]
     lines.append("## Criteria")
     if not state.criteria:
         lines.append("- (none)")
@@ -254,6 +278,9 @@ def synthesis(state: BenjyState) -> str:
     dropped = sum(1 for i in state.items if i.status == "dropped")
     if dropped:
         lines.append(f"- ({dropped} item{'s' if dropped != 1 else ''} replaced by a split, revise or reset)")
+    if state.lastCheck is not None:
+        where = f"item #{state.lastCheck.item}" if state.lastCheck.item is not None else "the final workspace"
+        lines += ["", f"**Last check** ({where}): {'passed' if state.lastCheck.passed else 'FAILED'} — {one_line(state.lastCheck.fact, 240)}"]
     lines += [
         "",
         "## Counters",

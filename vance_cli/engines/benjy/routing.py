@@ -49,6 +49,13 @@ def mechanical_route(s: BenjyState, task: Task, cfg: RunConfig) -> dict[str, Any
                 "reason": "mechanical: one item per gap",
             }
         return {"op": "blocked", "reason": "the reflection found the goal not achieved but named no gaps"}
+    if trigger == "final_check_failed":
+        return {
+            "op": "split",
+            "items": [{"title": f"Make the check `{render.one_line(cfg.checkCommand, 80)}` pass",
+                       "description": task.payload.get("error") or ""}],
+            "reason": "mechanical: the final check fails; one item to make it pass",
+        }
     if trigger == "queue_empty":
         return {"op": "retry", "reason": "mechanical: retry the open items"}
     return {"op": "continue", "reason": f"mechanical: {trigger} noted"}
@@ -103,8 +110,30 @@ def _retry_context(task: Task, item: Item | None) -> str | None:
     return "\n\n".join(parts) or None
 
 
+def invalid_route(decision: Any) -> str | None:
+    """Why a route answer is not a decision (None: it is one): a split or revise names its items.
+
+    The engine's controller call rejects such an answer with this reason (and the model tries
+    again); one that still arrives here is not counted as a decision: route-stuck counts decisions.
+    """
+    if not isinstance(decision, dict):
+        return None
+    op = decision.get("op")
+    if op in ("split", "revise"):
+        raw = decision.get("items")
+        if not isinstance(raw, list) or not any(isinstance(r, dict) and str(r.get("title", "")).strip() for r in raw):
+            what = "the new smaller items" if op == "split" else "the one rewritten item"
+            return (f"items: op {op!r} needs {what} as items: [{{title, description}}]; "
+                    "to run an item again unchanged use op 'retry'")
+    return None
+
+
 def apply_route(st: Step, task: Task, decision: dict[str, Any], *, mechanical: bool = False) -> None:
     s, cfg = st.s, st.cfg
+    problem = None if mechanical else invalid_route(decision)
+    if problem is not None:
+        st.record(f"ROUTE ({task.payload.get('trigger', '?')}): invalid answer, not a decision — {problem}; the mechanical policy decides")
+        decision, mechanical = mechanical_route(s, task, cfg), True
     op = decision.get("op")
     reason = render.one_line(str(decision.get("reason") or ""), 300)
     trigger = task.payload.get("trigger", "?")
@@ -179,7 +208,8 @@ def apply_route(st: Step, task: Task, decision: dict[str, Any], *, mechanical: b
             edited.title = str(first.get("title") or edited.title)
             edited.description = str(first.get("description") or edited.description)
             edited.status = "open"
-            s.mark_progress()  # the item's definition changed
+            # not progress (§6: the list is exclusive): a route that keeps rewording one item
+            # must trip the stagnation net
             s.drop_item_tasks(item.id)
             s.push_front(s.task("DO", item.id, error=error))
             st.record(f"{where}: revise #{item.id} — {render.one_line(edited.title, 120)}")
@@ -189,8 +219,8 @@ def apply_route(st: Step, task: Task, decision: dict[str, Any], *, mechanical: b
             return
         parent_criteria = list(item.criteria) if item is not None else []
         new = _new_items(st, raw, f"route {op}", parent_criteria)
-        if item is not None and item.status not in TERMINAL_ITEM:
-            s.set_item_status(item.id, "dropped")
+        if item is not None and (item.status not in TERMINAL_ITEM or item.status == "failed"):
+            s.set_item_status(item.id, "dropped")  # a failed item split into parts is replaced by them
             s.drop_item_tasks(item.id)
         s.push_front(*(s.task("DO", n.id) for n in new))
         st.record(f"{where}: {op}{f' #{item.id}' if item else ''} into " + ", ".join(f"#{n.id}" for n in new))

@@ -92,6 +92,15 @@ class InFlight(_Model):
     attempt: int
     escalated: bool = False
     recipe: str
+    before: str | None = None  # the workspace's fingerprint before the worker (None: not taken)
+
+
+class LastCheck(_Model):
+    """The newest run of the check command: an item's CHECK or the DONE gate's final check."""
+
+    passed: bool
+    fact: str
+    item: int | None = None  # None: the final check on the whole workspace
 
 
 class PendingQuestion(_Model):
@@ -112,6 +121,7 @@ class BenjyState(_Model):
     inFlight: InFlight | None = None
     pendingQuestion: PendingQuestion | None = None
     outcome: Literal["done", "blocked"] | None = None
+    lastCheck: LastCheck | None = None
     diagnosis: str | None = None
     notes: list[str] = Field(default_factory=list)  # recent facts, bounded (digest)
     nextTaskId: int = 1

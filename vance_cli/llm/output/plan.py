@@ -35,6 +35,7 @@ from vance_cli.schema.nodes import make_nullable
 from vance_cli.schema.refs import (
     RESERVED_DEF,
     def_of,
+    has_key,
     prepare_schema,
     reachable,
     refs_in,
@@ -161,28 +162,59 @@ def _assemble(body: Any, defs: dict[str, Any], *, allow_need: bool) -> tuple[dic
     return _envelope(body, allow_need, defs), True
 
 
-def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, list[str]]:
-    """(provider schema, envelope, notes) for a family that takes the caller's schema as written."""
-    from vance_cli.schema.dialects import upgrade
+# Keywords a provider schema of the passthrough family never keeps: identifiers (every ref is a
+# plain "#/$defs/<name>" pointer now, and a nested $id would change what it resolves against) and
+# comments.
+_AS_WRITTEN_DROP = frozenset({"$schema", "$id", "$anchor", "$dynamicAnchor", "$comment", "$vocabulary"})
+_DYNAMIC = frozenset({"$dynamicRef", "unevaluatedProperties", "unevaluatedItems"})
 
-    body = upgrade(schema)
-    body = {k: v for k, v in body.items() if k not in ("$schema", "$id")} if isinstance(body, dict) else body
+
+def _as_written(node: Any, dynamic: bool) -> Any:
+    """A prepared node for the passthrough family: identifiers dropped, whole counts as ints and,
+    where the schema uses ``$dynamicRef``, that and the ``unevaluated*`` keywords it feeds removed."""
+    from vance_cli.llm.output.walker import COUNT_KEYS
+    from vance_cli.schema.keywords import LIST, MAP, ONE
+
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _AS_WRITTEN_DROP or (dynamic and key in _DYNAMIC):
+            continue
+        if key in ONE:
+            out[key] = _as_written(value, dynamic)
+        elif key in LIST and isinstance(value, list):
+            out[key] = [_as_written(v, dynamic) for v in value]
+        elif key in MAP and isinstance(value, dict):
+            out[key] = {k: _as_written(v, dynamic) for k, v in value.items()}
+        elif key in COUNT_KEYS and isinstance(value, float) and value.is_integer():
+            out[key] = int(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, list[str]]:
+    """(provider schema, envelope, notes) for a family that takes the caller's schema as written.
+
+    "As written" means every keyword the caller wrote, in its 2020-12 form; the references are
+    the prepared ones (``#`` or ``#/$defs/<name>``, resolved the way the validator resolves them:
+    anchors, ``$id`` bases, URNs, draft-7 ``items`` pointers), because a provider of this family
+    may know no other kind, and inside the envelope a written ref would point elsewhere."""
+    prepared = prepare_schema(schema)
     notes: list[str] = []
-    body = relax_negations(body, "", notes)
-    envelope = allow_need or not _is_plain_object(body)
-    if not envelope:
-        return body, False, notes
-    if not isinstance(body, dict):
-        body = {} if body is True else {"not": {}}
-    defs = body.get("$defs") if isinstance(body.get("$defs"), dict) else None
-    inner = {k: v for k, v in body.items() if k != "$defs"}
-    to_target = lambda r: f"#/$defs/{TARGET_DEF}" + r[1:] if r.startswith("#") and not r.startswith("#/$defs/") else r  # noqa: E731
-    if any(to_target(r) != r for r in refs_in(inner) | refs_in(list((defs or {}).values()))):
-        # Refs into the target itself (recursion, or pointers into it): keep it addressable.
-        inner = rewrite_refs(inner, to_target)
-        defs = {**{k: rewrite_refs(v, to_target) for k, v in (defs or {}).items()}, TARGET_DEF: inner}
-        inner = {"$ref": f"#/$defs/{TARGET_DEF}"}
-    return _envelope(inner, allow_need, defs), True, notes
+    every = [prepared.body, *prepared.defs.values()]
+    dynamic = any(has_key(n, ("$dynamicRef",)) for n in every)
+    if dynamic:
+        notes.append(
+            "(schema): $dynamicRef and unevaluatedProperties/unevaluatedItems removed "
+            "(dynamic references are not enforced by the provider; checked locally)"
+        )
+    body = relax_negations(_as_written(prepared.body, dynamic), "", notes)
+    defs = {k: relax_negations(_as_written(v, dynamic), f"/$defs/{k}", notes) for k, v in prepared.defs.items()}
+    provider, envelope = _assemble(body, defs, allow_need=allow_need)
+    provider = _fix_unresolvable(provider, notes)
+    return provider, envelope, notes
 
 
 def build_plan(
@@ -233,6 +265,7 @@ def build_plan(
                 provider, envelope = _assemble(body, defs, allow_need=allow_need)
                 notes: list[str] = []
                 provider = family.finish(provider, notes)
+                provider = family.tidy(provider, notes)
                 provider = _fix_unresolvable(provider, notes)
                 return _plan(provider, True, envelope, t.summary() + notes, t.nulls_injected, family, name)
             except NotStrict as exc:
@@ -245,6 +278,7 @@ def build_plan(
         downgrades.append(f"strict output off: {why.where} is {why.why}")
     body, defs, t = transform(prepared, family, False)
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
+    provider = family.tidy(provider, downgrades)
     provider = _fix_unresolvable(provider, downgrades)
     return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
 

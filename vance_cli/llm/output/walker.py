@@ -41,7 +41,7 @@ from vance_cli.schema.nodes import (
     prune_for_types,
     types_of_values,
 )
-from vance_cli.schema.refs import Prepared, def_of, is_recursive, reachable, refs_in
+from vance_cli.schema.refs import Prepared, def_of, is_recursive, reachable, refs_in, subschemas
 
 # What every family takes.
 BASE_KEYWORDS = frozenset(
@@ -87,6 +87,44 @@ class Family:
         """Schema-wide rules on the final strict schema (OpenAI's limits); NotStrict to turn strict off."""
         return provider
 
+    def tidy(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+        """Rules on every final provider schema of this family, strict or not (after the envelope)."""
+        return provider
+
+
+def provider_nodes(node: Any, parts: tuple[str, ...] = ()):
+    """(parts, node) for every schema node of a provider schema, parents first."""
+    stack: list[tuple[tuple[str, ...], Any]] = [(parts, node)]
+    while stack:
+        here, n = stack.pop()
+        if not isinstance(n, dict):
+            continue
+        yield here, n
+        for key, value in n.items():
+            if key in ONE_KEYS:
+                stack.append((here + (key,), value))
+            elif key in LIST_KEYS and isinstance(value, list):
+                stack.extend((here + (key, str(i)), v) for i, v in enumerate(value))
+            elif key in MAP_KEYS and isinstance(value, dict):
+                stack.extend((here + (key, k), v) for k, v in value.items())
+
+
+def whole_numbers(value: Any) -> Any:
+    """``value`` with integral floats as ints (-2.0 → -2; the same JSON Schema number), deeply."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    return value
+
+
+# Counting keywords: an integral float (2.0) is the same count, and providers want an integer.
+COUNT_KEYS = frozenset(
+    {"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains"}
+)
+
 
 # ---------------------------------------------------------------------------------------------
 # The walk.
@@ -109,6 +147,7 @@ class Walker(Merger):
         self.closed: list[str] = []  # pointers of objects closed here (one summary line)
         self.nulls_injected = False
         self.refs: set[str] = set()
+        self._anchors: dict[str, list[Any]] | None = None
 
     def lost(self, parts: tuple[str, ...], keyword: str) -> None:
         self.note(parts, f"{keyword} removed (not enforced by {self.family.name}; checked locally)")
@@ -147,7 +186,9 @@ class Walker(Merger):
                 node = {**rest, "allOf": [{"$ref": ref}] + list(rest.get("allOf") or [])}
             elif not self.family.ref_siblings:
                 node = {"$ref": ref}  # the target holds its own annotations
-        if isinstance(node.get("allOf"), list) and ("allOf" not in sup or _contains_ref(node["allOf"])):
+        # Strict mode closes every object: allOf parts closed one by one would each forbid the
+        # others' properties, so a strict allOf is always merged into one node.
+        if isinstance(node.get("allOf"), list) and ("allOf" not in sup or self.strict or _contains_ref(node["allOf"])):
             base = {k: v for k, v in node.items() if k != "allOf"}
             node, stack, more = self.merge([base, *node["allOf"]], parts, stack)
             folds += more
@@ -194,6 +235,11 @@ class Walker(Merger):
                 node = {k: v for k, v in node.items() if k != "enum"}
                 self.lost(parts, "enum of objects or arrays")
 
+        if isinstance(node.get("$dynamicRef"), str) and ("$dynamicRef" not in sup):
+            # Removed below; the properties its possible targets declare stay allowed.
+            folds += self.dynamic_targets(node["$dynamicRef"])
+        if self.strict and isinstance(node.get("anyOf"), list):
+            node = self._share_properties(node, stack)
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
             if spread:
@@ -260,10 +306,14 @@ class Walker(Merger):
             elif key == "type":
                 out["type"] = value
             elif key == "enum":
-                if isinstance(value, list):
-                    out["enum"] = value
+                if isinstance(value, list) and value:
+                    out["enum"] = whole_numbers(value)
+                elif isinstance(value, list):
+                    # No value is valid; dropping the enum sends a superset (a strict node then
+                    # has no type left, and strict goes off).
+                    self.note(parts, "empty enum removed (no value is valid; checked locally)")
             elif key == "const":
-                out["const"] = value
+                out["const"] = whole_numbers(value)
             elif key == "required":
                 if isinstance(value, list):
                     out["required"] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
@@ -291,6 +341,8 @@ class Walker(Merger):
                 else:
                     out[key] = self.walk(value, parts + (key,), stack)
             elif key in VALUE_KEYS:
+                if key in COUNT_KEYS and isinstance(value, float) and value.is_integer():
+                    value = int(value)
                 if self.family.value_ok(key, value):
                     out[key] = value
                 else:
@@ -306,6 +358,66 @@ class Walker(Merger):
         if "$ref" in out and len(out) > 1 and not self.family.ref_siblings:
             out = {"$ref": out["$ref"]}
         return out
+
+    def dynamic_targets(self, ref: str) -> list[Any]:
+        """Every node a ``$dynamicRef`` may end at: those whose ``$dynamicAnchor`` is its fragment."""
+        name = ref.rsplit("#", 1)[-1]
+        if self._anchors is None:
+            self._anchors = {}
+            stack = [self.prepared.body, *self.prepared.defs.values()]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, dict):
+                    if isinstance(n.get("$dynamicAnchor"), str):
+                        self._anchors.setdefault(n["$dynamicAnchor"], []).append(n)
+                    stack.extend(sub for _, _, sub in subschemas(n))
+        return list(self._anchors.get(name, []))
+
+    def _share_properties(self, node: dict[str, Any], stack: Stack) -> dict[str, Any]:
+        """Strict alternatives closed one by one would forbid combining keys that different
+        alternatives declare ({"a": 1, "b": 2} for anyOf [{a}, {b}]); each alternative that leaves
+        such a key open declares it: with its own additionalProperties schema where it has one
+        (exact), else with the schema the other alternatives give it."""
+        alts = node["anyOf"]
+        if len(alts) < 2:
+            return node
+        declared = [self.declared(a, stack) if isinstance(a, dict) else {} for a in alts]
+        shared: list[Any] = []
+        changed = False
+        for i, alt in enumerate(alts):
+            types = node_types(alt) if isinstance(alt, dict) else []
+            extra = alt.get("additionalProperties") if isinstance(alt, dict) else False
+            if (
+                not isinstance(alt, dict)
+                or extra is False
+                or alt.get("unevaluatedProperties") is False
+                or alt.get("patternProperties")
+                or (types and "object" not in types)
+            ):
+                shared.append(alt)
+                continue
+            props: dict[str, list[Any]] = {}
+            for j, found in enumerate(declared):
+                if j != i:
+                    for name, schemas in found.items():
+                        if name not in declared[i]:
+                            props.setdefault(name, []).extend(schemas)
+            if not props:
+                shared.append(alt)
+                continue
+            more: dict[str, Any] = {}
+            for name, schemas in props.items():
+                if isinstance(extra, dict):
+                    more[name] = extra
+                    continue
+                unique: list[Any] = []
+                for sch in schemas:
+                    if not any(json_equal(sch, u) for u in unique):
+                        unique.append(sch)
+                more[name] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+            shared.append({"allOf": [alt, {"properties": more}]})
+            changed = True
+        return {**node, "anyOf": shared} if changed else node
 
     def _distribute(
         self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: Stack, folds: list[Any]
@@ -393,14 +505,12 @@ class Walker(Merger):
     def _strict_node(self, out: dict[str, Any], parts: tuple[str, ...]) -> None:
         """OpenAI/Anthropic strict: closed objects, typed values; optional → nullable for OpenAI."""
         types = node_types(out)
+        # Without a type, `properties` and `items` constrain only objects and arrays: every other
+        # value is valid too, which a strict (typed) node cannot say.
         if not types and "properties" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
-            types = ["object"]
-            out["type"] = "object"
-            self.note(parts, "treated as an object (the schema has properties but no type)")
+            raise NotStrict(ptr(parts), 'a schema with properties but no "type" (any non-object value is valid too)')
         if not types and "items" in out and not ({"anyOf", "$ref", "enum", "const"} & out.keys()):
-            types = ["array"]
-            out["type"] = "array"
-            self.note(parts, "treated as an array (the schema has items but no type)")
+            raise NotStrict(ptr(parts), 'a schema with items but no "type" (any non-array value is valid too)')
         if not (types or {"anyOf", "$ref", "enum", "const"} & out.keys()):
             if "additionalProperties" in out:
                 raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import time
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 from textual.worker import Worker
 
 from vance_cli.errors import VanceError
@@ -199,6 +200,7 @@ class ChatScreen(Screen):
             if not self.turn_running and self.controller.has_open_turn():
                 self.start_turn(None)
             return
+        text = commands.message_text(text)
         self.transcript.add(MessageView(text, "user"))
         if self.turn_running:
             # taken in by the engine after the running turn, like any message that arrives meanwhile
@@ -255,9 +257,28 @@ class ChatScreen(Screen):
         journal.display = not journal.display
 
     def action_leave_prompt(self) -> None:
-        # Esc never stops work: it only moves the focus (to the transcript, for copy and expand).
+        # Esc never stops work: it only moves the focus (to the transcript, for copy and expand),
+        # and from anywhere else back to the prompt.
+        prompt = self.query_one(PromptInput)
+        if self.focused is not prompt:
+            prompt.focus()
+            return
         self.query_one(CommandHints).show_for("")
         self.transcript.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key typed outside the prompt (after Esc, Tab or a click) is typed in the
+        prompt, unless the focused widget has a binding for it (space expands a tool line)."""
+        prompt = self.query_one(PromptInput)
+        focused = self.focused
+        if not event.is_printable or focused is prompt or isinstance(focused, (Input, TextArea)):
+            return
+        if event.key in self.app.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        prompt.focus()
+        prompt.insert(event.character or "")
 
     # --- slash commands -----------------------------------------------------------------------
 
@@ -267,7 +288,7 @@ class ChatScreen(Screen):
     def run_command(self, name: str, arg: str) -> None:
         command = commands.BY_NAME.get(name)
         if command is None:
-            self.note(f"unknown command /{name}; /help lists them", "warning")
+            self.note(f"unknown command /{name}; /help lists them (a message that starts with / is typed \\/)", "warning")
             return
         if command.arg and not arg:
             self.note(f"/{name} needs {command.arg}: /{name} {command.arg}", "warning")
@@ -346,6 +367,11 @@ class ChatScreen(Screen):
             self.note(f"compacted: the older turns are summarised (the process file keeps them): {summary[:300]}", "info")
         else:
             self.note("nothing to compact: only the last turns are in the history", "info")
+
+    def cmd_permissions(self, arg: str) -> None:
+        from vance_cli.runtime.approvals import permissions_command
+
+        self.transcript.add(MessageView(permissions_command(self.controller.runtime.approvals, arg), "system", label="permissions"))
 
     def cmd_clear(self, arg: str) -> None:
         self.transcript.clear()

@@ -1,4 +1,5 @@
-"""One message of the transcript (the person's, or the engine's respond message) as Markdown."""
+"""One message of the transcript: the engine's respond message as Markdown, the person's as typed
+(its lines kept: Markdown would join them into one paragraph)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from vance_cli.tui.widgets import clean, tcss
 
 class MessageView(Vertical, can_focus=True):
     DEFAULT_CSS = tcss(__file__)
-    BINDINGS = [Binding("c", "copy", "Copy message")]
+    BINDINGS = [Binding("enter", "copy", "Copy message")]  # not a letter: letters go to the prompt
 
     def __init__(self, text: str, role: str = "assistant", *, label: str | None = None) -> None:
         super().__init__(classes=f"message -{role}")
@@ -22,7 +23,10 @@ class MessageView(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(f"{self.label}  [@click=copy]⧉ copy[/]", classes="message-header", markup=True)
-        yield Markdown(self.text, classes="message-body")
+        if self.role == "user":
+            yield Static(self.text, classes="message-body", markup=False)
+        else:
+            yield Markdown(self.text, classes="message-body")
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.text)

@@ -1,4 +1,4 @@
-"""One line at the bottom: process id, recipe, model, status, calls, tokens, cost, turn time."""
+"""One line at the bottom: process id, recipe, model, status, calls, tokens, cost, turn time, folder."""
 
 from __future__ import annotations
 
@@ -62,6 +62,8 @@ class StatusBar(Static):
             parts.append(f"${i.cost:.4f}")
         if i.running_since is not None:
             parts.append(f"{int((now or time.time()) - i.running_since)}s")
+        if i.folder:  # the folder the tools work in (issue 16)
+            parts.append(f"in {i.folder}")
         return clean(" · ".join(parts))  # ids, recipe and model names come from files
 
     def _tick(self) -> None:

@@ -1,0 +1,83 @@
+"""Benchmark: what converting the JSON Schema Test Suite's schemas costs (issue 15).
+
+Every schema of the vendored suite (tests/structure/jsts: draft2020-12 and draft7), for the seven
+capability sets of tests/structure/suite_driver.py (each family's defaults and the strict
+override), with and without the ``_need`` escape: ``build_plan`` only (the schema check is done
+once per schema beforehand, as a structure call does). Baseline in the same run: jsonschema's own
+``check_schema`` of the same schemas, once per conversion. Goal: all conversions in at most 5 CPU
+seconds. Exit 1 when missed.
+
+Run from the repository root:
+
+    .venv/bin/python bench/bench_suite.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+GOAL_SECONDS = 5.0
+
+
+def main() -> int:
+    from jsonschema.validators import validator_for
+
+    from tests.structure.suite_driver import FAMILIES, cases, suite_files
+    from vance_cli.errors import InvalidSchema
+    from vance_cli.llm.output.plan import build_plan
+    from vance_cli.schema.check import check_schema
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+
+    schemas = []
+    for path in suite_files():
+        for case in cases(path):
+            schema = case.schema if isinstance(case.schema, dict) else {"allOf": [case.schema]}
+            try:
+                check_schema(schema)
+            except InvalidSchema:
+                continue
+            schemas.append(schema)
+
+    def convert() -> int:
+        n = 0
+        for schema in schemas:
+            for caps in FAMILIES.values():
+                for need in (False, True):
+                    build_plan(schema, caps, allow_need=need, name="bench")
+                    n += 1
+        return n
+
+    def baseline() -> None:
+        for schema in schemas:
+            cls = validator_for(schema)
+            for _ in range(len(FAMILIES) * 2):
+                cls.check_schema(schema)
+
+    ours, base = [], []
+    count = 0
+    for _ in range(args.runs):
+        t = time.process_time()
+        count = convert()
+        ours.append(time.process_time() - t)
+        t = time.process_time()
+        baseline()
+        base.append(time.process_time() - t)
+    o, b = statistics.median(ours), statistics.median(base)
+    print(f"{len(schemas)} schemas, {count} conversions: {o:.2f} s CPU ({1000 * o / count:.2f} ms each)")
+    print(f"baseline, jsonschema check_schema as often: {b:.2f} s; ratio {o / b:.2f}")
+    ok = o <= GOAL_SECONDS
+    print(f"goal: at most {GOAL_SECONDS:.0f} s {'✓' if ok else '✗'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,282 @@
+"""The official JSON Schema Test Suite through the provider schemas (issue 15's bar).
+
+Every schema of the vendored suite files (``tests/structure/jsts``; source and commit in its
+SOURCE.md) goes through what a structure call does: ``check_schema`` → ``build_plan`` for one
+family's capabilities → the answer's way back (``_unwrap`` + ``strip_injected_nulls``) → local
+validation against the caller's schema. ``run_case`` returns the problems of one schema for one
+family, by class:
+
+- ``crash``: an exception other than the documented InvalidSchema of ``check_schema``;
+- ``rules``: the provider schema breaks the family's documented rules (strict_rules.py), or is not
+  a valid 2020-12 schema, or holds a ``$ref`` that does not resolve inside it;
+- ``forbidden``: a valid instance a provider holding that schema cannot send: its faithful reply
+  (strict's nulls for absent fields, the envelope) fails the provider schema, or needs a key the
+  provider schema does not declare;
+- ``mangled``: a valid instance whose faithful reply does not come back, after the way back, as a
+  value the caller's schema accepts;
+- ``lost``: an invalid instance that the way back turns into an accepted value;
+- ``modified``: the caller's schema was changed.
+
+A draft-7 file's schemas get ``"$schema": draft-07`` (the suite's files assume their draft).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from tests.structure.instances import provider_reply
+from tests.structure.strict_rules import (
+    anthropic_problems,
+    gemini_problems,
+    openai_strict_problems,
+    wellformed_problems,
+)
+from vance_cli.llm.base import Capabilities
+
+SUITE = Path(__file__).parent / "jsts"
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+
+# Each family's default capabilities (vance_cli.llm.capabilities) and the strict override.
+FAMILIES: dict[str, Capabilities] = {
+    "openai": Capabilities(family="openai", json_schema=True, strict_json_schema=True, json_object=True),
+    "anthropic": Capabilities(family="anthropic", json_schema=True, strict_json_schema=False, json_object=False),
+    "anthropic+strict": Capabilities(family="anthropic", json_schema=True, strict_json_schema=True, json_object=False),
+    "gemini": Capabilities(family="gemini", json_schema=True, strict_json_schema=False, json_object=True),
+    "gemini+strict": Capabilities(family="gemini", json_schema=True, strict_json_schema=True, json_object=True),
+    "ollama": Capabilities(family="ollama", json_schema=True, strict_json_schema=False, json_object=True),
+    "other+strict": Capabilities(family="other", json_schema=True, strict_json_schema=True, json_object=True),
+}
+CLASSES = ("crash", "rules", "forbidden", "mangled", "lost", "modified")
+
+
+def suite_files() -> list[Path]:
+    return sorted(SUITE.glob("draft*/*.json"))
+
+
+@dataclass
+class Case:
+    where: str  # file and group description
+    schema: Any
+    tests: list[tuple[str, Any, bool]]  # (description, instance, valid)
+
+
+def cases(path: Path) -> list[Case]:
+    out = []
+    draft7 = path.parent.name == "draft7"
+    for group in json.loads(path.read_text(encoding="utf-8")):
+        schema = group["schema"]
+        if draft7 and isinstance(schema, dict) and "$schema" not in schema:
+            schema = {"$schema": DRAFT7, **schema}
+        elif draft7 and isinstance(schema, bool):
+            continue  # the boolean root is the same in every draft; the 2020-12 file has it
+        tests = [(t["description"], t["data"], t["valid"]) for t in group["tests"]]
+        out.append(Case(f"{path.parent.name}/{path.name}: {group['description']}", schema, tests))
+    return out
+
+
+@dataclass
+class Problems:
+    found: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in CLASSES})
+    strict_off: int = 0
+    plans: int = 0
+    undeclared: int = 0  # valid instances with keys no schema declares, left out of closed objects
+
+    def add(self, kind: str, line: str) -> None:
+        self.found[kind].append(line)
+
+    def counts(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self.found.items()}
+
+
+def _refs_resolve(provider: Any) -> list[str]:
+    """Refs of a provider schema that do not resolve inside it (JSON pointers only)."""
+    from tests.structure.strict_rules import _resolve
+
+    bad = []
+    stack = [provider]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    if not ref.startswith("#"):
+                        raise KeyError(ref)
+                    target = _resolve(provider, ref)
+                    if not isinstance(target, (dict, bool)):
+                        raise KeyError(ref)
+                except (KeyError, IndexError, TypeError):
+                    bad.append(ref)
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return bad
+
+
+def rule_problems(plan: Any) -> list[str]:
+    """The family's documented rules, as strict_rules.py writes them down."""
+    schema = plan.schema
+    problems = list(wellformed_problems(schema))
+    if plan.family == "openai" and plan.strict:
+        problems += openai_strict_problems(schema)
+    elif plan.family == "anthropic":
+        problems += anthropic_problems(schema)
+    elif plan.family == "gemini":
+        problems += gemini_problems(schema)
+    if plan.family != "other" or plan.strict:
+        problems += [f"$ref {r} does not resolve inside the provider schema" for r in _refs_resolve(schema)]
+    return problems
+
+
+def declared_names(schema: Any) -> set[str]:
+    """Every property name some part of the caller's schema declares (properties or required)."""
+    names: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                names |= set(node["properties"])
+            if isinstance(node.get("required"), list):
+                names |= {r for r in node["required"] if isinstance(r, str)}
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return names
+
+
+def closed_line(plan: Any) -> bool:
+    return any("additionalProperties set to false" in line for line in plan.downgrades)
+
+
+def way_back(reply: Any, plan: Any, schema: Any, allow_need: bool) -> Any:
+    from vance_cli.llm.output.json_call import _unwrap
+    from vance_cli.llm.output.plan import strip_injected_nulls
+
+    data, need = _unwrap(reply, envelope=plan.envelope, allow_need=allow_need, schema=schema)
+    assert need is None
+    if plan.nulls_injected:
+        data = strip_injected_nulls(data, schema)
+    return data
+
+
+class _Unusable(Exception):
+    pass
+
+
+def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: bool = False) -> None:
+    from vance_cli.errors import InvalidSchema
+    from vance_cli.llm.output.plan import build_plan
+    from vance_cli.schema.check import check_schema
+    from vance_cli.schema.reasons import make_validator
+
+    schema = case.schema
+    if not isinstance(schema, dict):
+        schema = {"allOf": [schema]}  # check_schema takes objects; a boolean root means the same
+    before = copy.deepcopy(schema)
+    where = case.where
+    try:
+        check_schema(schema)
+    except InvalidSchema:
+        return  # refused before any call, with the documented error (remote refs)
+    except Exception as exc:  # noqa: BLE001
+        problems.add("crash", f"{where}: check_schema: {type(exc).__name__}: {exc}")
+        return
+    try:
+        caller = make_validator(schema)
+        plan = build_plan(schema, caps, allow_need=allow_need, name="suite")
+    except Exception as exc:  # noqa: BLE001
+        problems.add("crash", f"{where}: build_plan: {type(exc).__name__}: {exc}")
+        return
+    problems.plans += 1
+    if caps.strict_json_schema and not plan.strict:
+        problems.strict_off += 1
+    for line in rule_problems(plan):
+        problems.add("rules", f"{where}: {line}")
+    try:
+        provider = Draft202012Validator(plan.schema)
+    except Exception as exc:  # noqa: BLE001
+        problems.add("rules", f"{where}: provider schema unusable: {exc}")
+        return
+    def provider_ok(value: Any) -> bool:
+        try:
+            return provider.is_valid(value)
+        except Exception as exc:  # noqa: BLE001 - a provider schema whose refs do not resolve
+            raise _Unusable(f"{type(exc).__name__}: {str(exc)[:160]}") from None
+
+    for desc, instance, _valid in case.tests:
+        try:
+            valid = caller.is_valid(instance)  # the project's validator (it asserts formats)
+        except Exception:  # noqa: BLE001
+            continue
+        label = f"{where} / {desc}"
+        try:
+            if valid:
+                wrapped = {"result": instance, **({"_need": None} if allow_need else {})} if plan.envelope else instance
+                if provider_ok(wrapped):
+                    reply, dropped = wrapped, []  # a provider sends the answer as it is where it can
+                else:
+                    reply, dropped = provider_reply(instance, plan.schema, envelope=plan.envelope)
+                if dropped:
+                    declared = declared_names(schema)
+                    if set(dropped) & declared or not closed_line(plan):
+                        problems.add("forbidden", f"{label}: keys {dropped} not declared by the provider schema")
+                        continue
+                    # Keys no part of the caller's schema declares, left out by an object strict
+                    # mode closed (documented, and said by the plan's downgrade line).
+                    problems.undeclared += 1
+                    continue
+                if not provider_ok(reply):
+                    problems.add("forbidden", f"{label}: {json.dumps(reply)[:200]} fails the provider schema")
+                    continue
+                back = way_back(reply, plan, schema, allow_need)
+                if not caller.is_valid(back):
+                    problems.add("mangled", f"{label}: comes back as {json.dumps(back)[:200]}")
+            else:
+                reply = {"result": instance, **({"_need": None} if allow_need else {})} if plan.envelope else instance
+                back = way_back(reply, plan, schema, allow_need)
+                if caller.is_valid(back):
+                    problems.add("lost", f"{label}: accepted as {json.dumps(back)[:200]}")
+        except _Unusable as exc:
+            problems.add("rules", f"{where}: the provider schema cannot be used to validate: {exc}")
+            break
+        except Exception as exc:  # noqa: BLE001
+            problems.add("crash", f"{label}: way back: {type(exc).__name__}: {exc}")
+    if schema != before:
+        problems.add("modified", f"{where}: the caller's schema was changed")
+
+
+def run_all(families: dict[str, Capabilities] = FAMILIES, allow_need: bool = False) -> dict[str, Problems]:
+    out = {name: Problems() for name in families}
+    for path in suite_files():
+        for case in cases(path):
+            for name, caps in families.items():
+                run_case(case, caps, out[name], allow_need=allow_need)
+    return out
+
+
+if __name__ == "__main__":  # python -m tests.structure.suite_driver [--need] [-v]
+    import sys
+    import time
+
+    start = time.perf_counter()
+    results = run_all(allow_need="--need" in sys.argv)
+    took = time.perf_counter() - start
+    print(f"{'family':18} {'plans':>6} {'strict-off':>10} {'undeclared':>10} " + " ".join(f"{k:>9}" for k in CLASSES))
+    for name, p in results.items():
+        print(
+            f"{name:18} {p.plans:6} {p.strict_off:10} {p.undeclared:10} "
+            + " ".join(f"{n:9}" for n in p.counts().values())
+        )
+    print(f"{took:.1f} s")
+    if "-v" in sys.argv:
+        for name, p in results.items():
+            for kind, lines in p.found.items():
+                for line in lines:
+                    print(f"[{name}] {kind}: {line}")

@@ -1,0 +1,196 @@
+"""One minimal schema per class of issue 15 (found with the JSON Schema Test Suite).
+
+Each test fails on the converter before the fix: the provider schema forbade an answer the
+caller's schema accepts, broke the provider's rules, or pointed nowhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.structure.instances import provider_reply
+from tests.structure.strict_rules import anthropic_problems, gemini_problems, openai_strict_problems
+from tests.structure.suite_driver import FAMILIES, _refs_resolve
+from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
+
+DRAFT7 = "http://json-schema.org/draft-07/schema#"
+OPENAI, ANTHROPIC_STRICT, GEMINI, OLLAMA = (
+    FAMILIES["openai"],
+    FAMILIES["anthropic+strict"],
+    FAMILIES["gemini"],
+    FAMILIES["ollama"],
+)
+
+
+def sendable(plan, value) -> bool:
+    """A provider holding plan.schema can send ``value`` (in strict's shape, in the envelope)."""
+    reply, dropped = provider_reply(value, plan.schema, envelope=plan.envelope)
+    return not dropped and Draft202012Validator(plan.schema).is_valid(reply)
+
+
+@pytest.mark.parametrize("schema, other", [
+    ({"properties": {"a": {"type": "string"}}}, 1),
+    ({"items": {"type": "string"}}, {"x": 1}),
+])
+def test_untyped_properties_or_items_turn_strict_off_instead_of_forcing_a_type(schema, other):
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict is False
+    assert plan.downgrades[0].startswith("strict output off: (root) is a schema with")
+    assert sendable(plan, other)
+
+
+def test_anyof_alternatives_can_combine_keys_declared_in_different_alternatives():
+    schema = {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}},
+        {"type": "object", "properties": {"b": {"type": "integer"}}},
+    ]}
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict and openai_strict_problems(plan.schema) == []
+    assert sendable(plan, {"a": 1, "b": 2})
+    reply, _ = provider_reply({"a": 1}, plan.schema, envelope=plan.envelope)
+    assert strip_injected_nulls(reply["result"], schema) == {"a": 1}
+
+
+def test_an_alternative_with_an_additional_properties_schema_gives_sibling_keys_that_schema():
+    schema = {"anyOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+        {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": False},
+    ]}
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict
+    assert sendable(plan, {"a": 1, "b": "text"})  # valid under the first alternative only
+
+
+def test_anthropic_strict_merges_allof_instead_of_closing_each_part():
+    schema = {
+        "type": "object",
+        "properties": {"bar": {"type": "integer"}},
+        "required": ["bar"],
+        "allOf": [
+            {"properties": {"foo": {"type": "string"}}, "required": ["foo"]},
+            {"properties": {"baz": {"type": "null"}}, "required": ["baz"]},
+        ],
+    }
+    plan = build_plan(schema, ANTHROPIC_STRICT)
+    assert plan.strict and "allOf" not in str(plan.schema)
+    assert anthropic_problems(plan.schema) == []
+    assert sendable(plan, {"foo": "quux", "bar": 2, "baz": None})
+
+
+@pytest.mark.parametrize("family", ["openai", "anthropic", "gemini", "ollama"])
+def test_draft7_ref_ignores_a_sibling_id(family):
+    schema = {
+        "$schema": DRAFT7,
+        "$id": "http://localhost:1234/sibling_id/base/",
+        "definitions": {
+            "foo": {"$id": "http://localhost:1234/sibling_id/foo.json", "type": "string"},
+            "base_foo": {"$id": "foo.json", "type": "number"},
+        },
+        "allOf": [{"$id": "http://localhost:1234/sibling_id/", "$ref": "foo.json"}],
+    }
+    plan = build_plan(schema, FAMILIES[family])
+    assert sendable(plan, 1)  # base_foo (a number), not foo (a string)
+
+
+def test_dynamic_ref_keeps_the_properties_its_targets_declare():
+    schema = {
+        "type": "object",
+        "$dynamicRef": "#addons",
+        "properties": {"foo": {"type": "string"}},
+        "$defs": {"addons": {"$dynamicAnchor": "addons", "properties": {"bar": {"type": "string"}}}},
+    }
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict
+    assert sendable(plan, {"foo": "x", "bar": "y"})
+    assert any("$dynamicRef removed" in line for line in plan.downgrades)
+
+
+@pytest.mark.parametrize("family", ["openai", "anthropic", "gemini", "ollama"])
+def test_definition_names_that_need_escaping_give_refs_that_resolve(family):
+    schema = {
+        "type": "object",
+        "properties": {
+            "tilde": {"$ref": "#/$defs/tilde~0field"},
+            "slash": {"$ref": "#/$defs/slash~1field"},
+            "percent": {"$ref": "#/$defs/percent%25field"},
+            "quote": {"$ref": "#/$defs/foo%22bar"},
+        },
+        "$defs": {
+            "tilde~field": {"type": "integer"},
+            "slash/field": {"type": "integer"},
+            "percent%field": {"type": "integer"},
+            'foo"bar': {"type": "integer"},
+        },
+    }
+    plan = build_plan(schema, FAMILIES[family])
+    assert _refs_resolve(plan.schema) == []
+    assert sendable(plan, {"tilde": 1, "slash": 2, "percent": 3, "quote": 4})
+    assert not Draft202012Validator(plan.schema).is_valid(
+        {"result": {"slash": "x"}} if plan.envelope else {"tilde": None, "slash": "x", "percent": None, "quote": None}
+    )
+
+
+def test_an_integral_float_const_is_sent_as_an_integer():
+    plan = build_plan({"const": -2.0}, OPENAI)
+    result = plan.schema["properties"]["result"]
+    assert result["enum"] == [-2] and type(result["enum"][0]) is int
+    assert openai_strict_problems(plan.schema) == []
+
+
+def test_whole_number_counts_are_sent_as_integers():
+    for caps in (OPENAI, GEMINI, OLLAMA):
+        plan = build_plan({"type": "array", "items": {"type": "integer"}, "maxItems": 2.0}, caps)
+        assert type(plan.schema["properties"]["result"]["maxItems"]) is int
+
+
+def test_an_empty_enum_is_never_sent():
+    for caps in (OPENAI, GEMINI, ANTHROPIC_STRICT):
+        plan = build_plan({"enum": []}, caps)
+        assert "enum" not in plan.schema["properties"]["result"]
+        assert any("empty enum removed" in line for line in plan.downgrades)
+    assert build_plan({"enum": []}, OPENAI).strict is False
+
+
+@pytest.mark.parametrize("schema, values", [
+    ({"const": None}, [None]),
+    ({"enum": [True, "a", 1]}, [True, "a", 1]),
+    ({"type": "object", "properties": {"k": {"enum": [[1], {"x": 1}, "s"]}}}, [{"k": [1]}, {"k": {"x": 1}}, {"k": "s"}]),
+])
+def test_gemini_gets_enums_of_strings_and_numbers_only(schema, values):
+    for allow_need in (False, True):
+        plan = build_plan(schema, GEMINI, allow_need=allow_need)
+        assert gemini_problems(plan.schema) == []
+        for value in values:
+            reply, _ = provider_reply(value, plan.schema, envelope=plan.envelope)
+            assert Draft202012Validator(plan.schema).is_valid(reply)
+        assert any("sent as their types" in line for line in plan.downgrades)
+
+
+@pytest.mark.parametrize("schema, good, bad", [
+    # an $anchor
+    ({"$ref": "#foo", "$defs": {"A": {"$anchor": "foo", "type": "integer"}}}, 1, "x"),
+    # a URN root $id and a ref through it
+    ({"$id": "urn:uuid:deadbeef-1234-0000-0000-4321feebdaed", "properties": {"foo": {"$ref": "urn:uuid:deadbeef-1234-0000-0000-4321feebdaed#/$defs/bar"}}, "$defs": {"bar": {"type": "string"}}}, {"foo": "x"}, {"foo": 1}),
+    # a relative ref against the root $id
+    ({"$id": "http://example.com/root.json", "$ref": "item.json", "$defs": {"i": {"$id": "item.json", "type": "integer"}}}, 1, "x"),
+    # a draft-07 pointer into a tuple `items`
+    ({"$schema": DRAFT7, "type": "array", "items": [{"type": "integer"}, {"$ref": "#/items/0"}]}, [1, 2], [1, "x"]),
+])
+def test_ollama_gets_refs_that_resolve_where_they_are_sent(schema, good, bad):
+    plan = build_plan(schema, OLLAMA)
+    assert _refs_resolve(plan.schema) == [] and plan.downgrades == []
+    validator = Draft202012Validator(plan.schema)
+    wrap = (lambda v: {"result": v}) if plan.envelope else (lambda v: v)
+    assert validator.is_valid(wrap(good))
+    assert not validator.is_valid(wrap(bad))  # the ref still constrains: it was not just dropped
+
+
+def test_schema_check_and_builder_escape_the_pointers_they_print():
+    from vance_cli.errors import InvalidSchema
+    from vance_cli.schema.check import check_schema
+    from vance_cli.structure.builder import _draft_check
+
+    with pytest.raises(InvalidSchema, match=r"at /properties/a~1b~0/type"):
+        check_schema({"properties": {"a/b~": {"type": 5}}})
+    assert _draft_check({"schema": {"properties": {"a/b~": {"type": 5}}}})[0].startswith("/schema/properties/a~1b~0/type:")
