@@ -27,7 +27,8 @@ Rules, in the spec's terms:
 8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
 9. A refusal (the model declines) ends the turn: the refusal is the message, the process BLOCKED.
 10. A reply cut off at the output limit (finish_reason "length") raises max_tokens for the rest of
-    the turn (twice, up to the model's limit), said in the journal.
+    the turn (twice, up to the model's limit and what its context window leaves; never for a reply
+    that repeats itself: llm/room.py), said in the journal.
 """
 
 from __future__ import annotations
@@ -667,14 +668,15 @@ class FordEngine(Engine):
         """A reply cut off at the output limit: the rest of this turn asks with twice the room (up to
         the model's limit). The reply itself is handled as it is (a cut-off call is malformed and
         corrected); truncation is said in the journal, never taken for a format problem."""
-        from vance_cli.llm.output.json_call import more_room
+        from vance_cli.llm.room import more_room_for
 
         model = self.deps.model
         room = completion.max_tokens or turn.max_tokens or model.max_tokens
-        bigger = more_room(room, model.max_output_tokens)
+        grown = more_room_for(completion, room, output_limit=model.max_output_tokens, context_window=model.context_window)
+        bigger = grown.tokens
         limit = f"max_tokens {room}" if room else "the output limit"
         if bigger is None:
-            self._journal(process, f"the reply was cut off at {limit}, the model's limit", "warning")
+            self._journal(process, f"the reply was cut off at {limit}; {grown.reason}", "warning")
             return
         turn.max_tokens = bigger
         self._journal(process, f"the reply was cut off at {limit}; the next call gets max_tokens {bigger}", "warning")

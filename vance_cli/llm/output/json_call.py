@@ -23,8 +23,9 @@ Three replies are not format failures and never step down:
 - an empty reply gets the not-JSON correction, and is never sent back (``wire_messages`` drops it;
   Gemini and Anthropic reject an empty assistant turn);
 - a reply cut off at the output limit (``finish_reason`` "length") is asked again with twice the
-  room (up to the model's limit, ``MAX_LENGTH_RETRIES`` times; each retry is a line in ``notes``),
-  and only when no more room can be had is it corrected like a bad reply;
+  room (up to the model's limit and what its context window leaves, ``MAX_LENGTH_RETRIES`` times;
+  each retry is a line in ``notes``; never for a reply that repeats itself: llm/room.py), and only
+  when no more room can be had is it corrected like a bad reply;
 - a refusal ends the call with status ``refused`` and the refusal text.
 
 This module knows nothing about registries or schema names beyond ``name``; the structure service
@@ -42,6 +43,7 @@ from pydantic import BaseModel, Field
 
 from vance_cli.errors import ModelError, ModelRequestsForbidden, TransportError
 from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest
+from vance_cli.llm.room import more_room_for
 from vance_cli.messages import Message, Usage
 from vance_cli.text import shorten
 
@@ -119,17 +121,6 @@ def remembered_format(model: ChatModel) -> str | None:
 def forget_formats() -> None:
     """Forget every remembered step (tests)."""
     _FORMAT_STEPS.clear()
-
-
-def more_room(current: int | None, limit: int | None) -> int | None:
-    """Twice ``current`` output tokens, capped at ``limit`` (4x the default when the limit is unknown);
-    None when no more room can be had."""
-    from vance_cli.llm.model_map import DEFAULT_MAX_TOKENS
-
-    base = current or DEFAULT_MAX_TOKENS
-    cap = limit or max(4 * DEFAULT_MAX_TOKENS, base)
-    bigger = min(2 * base, cap)
-    return bigger if bigger > base else None
 
 
 def parse_reply(text: str) -> tuple[Any, str | None]:
@@ -327,8 +318,11 @@ async def call_for_json(
         value, problem = parse_reply(text)
 
         room = completion.max_tokens or max_tokens or model.max_tokens
+        no_room = ""
         if problem is not None and completion.truncated and length_retries < MAX_LENGTH_RETRIES:
-            bigger = more_room(room, model.max_output_tokens)
+            grown = more_room_for(completion, room, output_limit=model.max_output_tokens,
+                                  context_window=model.context_window)
+            bigger, no_room = grown.tokens, grown.reason
             if bigger is not None:
                 # Truncation, not a format problem: the same request again with more room.
                 length_retries += 1
@@ -349,7 +343,7 @@ async def call_for_json(
         if problem is not None and completion.truncated:
             limit = f" (max_tokens {room})" if room else ""
             last_errors = [f"(root): the output was cut off at the output limit{limit} before it was complete"]
-            notes.append(f"the reply was cut off at the output limit{limit} and no more room is available")
+            notes.append(f"the reply was cut off at the output limit{limit}; {no_room or 'no more room is available'}")
             turns.append(Message(role="user", content=TRUNCATED_TEXT, meta={"kind": "correction"}))
             continue
         if problem is not None:
