@@ -41,11 +41,11 @@ def _host_port(api_base: str | None) -> tuple[str | None, int | None]:
 LOCAL_FAMILIES: dict[str, Capabilities] = {
     "llama-server": Capabilities(
         family="llama-server", tools=True, json_schema=True, strict_json_schema=False,
-        json_object=True, parallel_tool_calls=False, tool_mode="auto",
+        json_object=True, parallel_tool_calls=False, tool_mode="auto", compact_prompt=True,
     ),
     "llama-cpp-python": Capabilities(
         family="llama-cpp-python", tools=True, json_schema=False, strict_json_schema=False,
-        json_object=True, parallel_tool_calls=False, tool_mode="auto",
+        json_object=True, parallel_tool_calls=False, tool_mode="auto", compact_prompt=True,
     ),
 }
 
