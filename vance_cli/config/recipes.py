@@ -92,6 +92,16 @@ class DataRelayCorrection(_Strict):
     text: str = DEFAULT_DATA_RELAY_TEXT
 
 
+class CompactSpec(_Strict):
+    """The prompt and tool set a recipe uses with a small model (``capabilities.compact_prompt``):
+    every token costs a small model time and attention, and every extra tool is one more it can
+    misuse (issue 18: Qwen 0.5B called ``process_steer`` eleven times to answer "hello")."""
+
+    systemPrompt: str = Field(min_length=1)
+    # None: the recipe's own tools; else a subset of them (never a tool the recipe does not grant).
+    tools: list[ToolName] | None = None
+
+
 class ExecSpec(_Strict):
     # exec_run may reach the network inside its sandbox (config: exec.network).
     network: bool = False
@@ -112,6 +122,7 @@ class Recipe(_Strict):
     dataRelayCorrection: DataRelayCorrection = Field(default_factory=DataRelayCorrection)
     params: dict[str, Any] = Field(default_factory=dict)
     exec: ExecSpec = Field(default_factory=ExecSpec)
+    compact: CompactSpec | None = None
 
     _path: Path | None = PrivateAttr(default=None)
     _origin: str | None = PrivateAttr(default=None)
@@ -138,6 +149,26 @@ class Recipe(_Strict):
                 f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){did_you_mean(model, MODEL_ALIASES)}"
             )
         return model
+
+    @model_validator(mode="after")
+    def _compact_tools_are_granted(self) -> Recipe:
+        if self.compact is not None and self.compact.tools is not None:
+            extra = [t for t in self.compact.tools if t not in self.tool_names()]
+            if extra:
+                raise ValueError(
+                    f"compact.tools may only narrow the recipe's tools; not granted: {', '.join(extra)}"
+                )
+        return self
+
+    def compacted(self) -> Recipe:
+        """This recipe as a small model sees it: the compact prompt and tool subset (itself when
+        it has no ``compact`` section)."""
+        if self.compact is None:
+            return self
+        tools = self.tools if self.compact.tools is None else ToolsSpec(allowed=list(self.compact.tools))
+        out = self.model_copy(update={"systemPrompt": self.compact.systemPrompt, "tools": tools, "compact": None})
+        out._path, out._origin = self._path, self._origin
+        return out
 
     @property
     def path(self) -> Path | None:

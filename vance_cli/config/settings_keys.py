@@ -37,6 +37,7 @@ CAPABILITY_KEYS: dict[str, type] = {
     "json_object": bool,
     "parallel_tool_calls": bool,
     "tool_mode": str,
+    "compact_prompt": bool,
     "temperature": bool,
 }
 CAPABILITY_FAMILIES = ("openai", "anthropic", "gemini", "ollama", "llama-server", "llama-cpp-python", "other")

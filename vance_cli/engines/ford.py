@@ -184,6 +184,11 @@ class FordEngine(Engine):
 
     async def run_turn(self, process: Process) -> None:
         recipe = Recipe.model_validate(process.recipe)
+        if recipe.compact is not None and self.deps.model.capabilities.compact_prompt:
+            # A small model gets the recipe's compact prompt and tool subset (issue 18); the
+            # grant stays the recipe's own, this only narrows what the model is offered.
+            recipe = recipe.compacted()
+            self._journal(process, f"compact prompt for a small model (capabilities.compact_prompt): tools {', '.join(recipe.tool_names())}")
         tools = {name: self.deps.tools.get(name) for name in recipe.tool_names()}
         if tools and not self.deps.model.capabilities.tools:
             # A model configured without tool calling can only answer in text: the legacy path.

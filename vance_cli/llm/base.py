@@ -93,6 +93,9 @@ class Capabilities(BaseModel):
     # that must be one of the offered calls, under response_format), "auto" (the engine decides;
     # the local llama.cpp families).
     tool_mode: Literal["native", "schema", "auto"] = "native"
+    # A small model: recipes with a `compact:` section send their compact prompt and tool set.
+    # On by default for the local llama.cpp families (llm/capabilities.py).
+    compact_prompt: bool = False
     # The model takes a sampling temperature (OpenAI's reasoning models accept only their default).
     temperature: bool = True
 
