@@ -49,7 +49,7 @@ from vance_cli.engines.compact import (
     summary_input,
 )
 from vance_cli.engines.ford_schema import FORMAT_KEY, SchemaCalls, resolve_tool_mode
-from vance_cli.engines.ford_text import best_candidate, recover_calls, unusable
+from vance_cli.engines.ford_text import best_candidate, echoes, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
 from vance_cli.errors import ModelError
 from vance_cli.events import (
@@ -269,7 +269,7 @@ class FordEngine(Engine):
                     "warning",
                 )
                 request = self._build_request(process, recipe, tools, turn)
-        if self._schema is not None:
+        if self._schema is not None and not echoes(completion.text or "", self._turn_corrections(process, recipe)):
             completion = self._schema.read(completion)
         usage = completion.usage
         if usage.calls == 0:
@@ -387,7 +387,7 @@ class FordEngine(Engine):
             self._more_room(process, turn, completion)
         text = (completion.text or "").strip()
         calls = completion.tool_calls
-        if not calls and text and tools and self._recovered(process, tools, completion):
+        if not calls and text and tools and self._recovered(process, recipe, tools, completion):
             return
         if calls:
             # Recorded first; the calls run on the next pass of the loop, after this is on disk.
@@ -413,10 +413,13 @@ class FordEngine(Engine):
         process.history.append(Message(role="assistant", content=completion.text, meta={"delivered": True}))
         self._deliver(process, turn, completion.text or "", awaiting=True)
 
-    def _recovered(self, process: Process, tools: dict[str, Tool], completion: Completion) -> bool:
+    def _recovered(self, process: Process, recipe: Recipe, tools: dict[str, Tool], completion: Completion) -> bool:
         """A tool call the model wrote in its text (engines/ford_text.py), recorded as the call it
         is; True when one was found. Only offered names count, and the calls then run as native
-        ones: arguments validated, respond rules, at-most-once effects."""
+        ones: arguments validated, respond rules, at-most-once effects. An echo of a correction is
+        never a source of calls (it may quote the call shape)."""
+        if echoes(completion.text or "", self._turn_corrections(process, recipe)):
+            return False
         found = recover_calls(completion.text or "", tools)
         if found is None:
             return False
@@ -428,6 +431,16 @@ class FordEngine(Engine):
         names = ", ".join(c.name for c in found.calls)
         self._journal(process, f"tool call recovered from the model's text ({found.where}): {names}")
         return True
+
+    def _turn_corrections(self, process: Process, recipe: Recipe) -> list[str]:
+        """Every correction text this turn sent or could send: what an echo is measured against."""
+        history = process.history
+        start = max((i for i, m in enumerate(history) if m.role == "user"), default=-1) + 1
+        sent = [m.content or "" for m in history[start:] if m.meta.get("kind") == "correction"]
+        own = [NO_TOOL_CALL_CORRECTION, EMPTY_REPLY_CORRECTION, recipe.dataRelayCorrection.text]
+        if self._schema is not None:
+            own.append(self._schema.correction())
+        return sent + own
 
     def _deliver_fallback(self, process: Process, recipe: Recipe, tools: dict[str, Tool], turn: TurnState) -> None:
         """The correction budget is spent and the model never called `respond`: deliver the best
@@ -443,8 +456,7 @@ class FordEngine(Engine):
             for i in range(start, len(history))
             if history[i].role == "assistant" and history[i].meta.get("kind") == "no_tool_call"
         ]
-        corrections = [m.content or "" for m in history[start:] if m.meta.get("kind") == "correction"]
-        corrections += [NO_TOOL_CALL_CORRECTION, EMPTY_REPLY_CORRECTION, recipe.dataRelayCorrection.text]
+        corrections = self._turn_corrections(process, recipe)
         names = list(tools)
         choice = best_candidate(candidates, corrections, names)
         skipped = [

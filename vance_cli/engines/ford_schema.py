@@ -37,8 +37,10 @@ from vance_cli.messages import Message, ToolCall
 SCHEMA_CORRECTION = (
     "VALIDATION CHECK: your previous response was not one tool call. Reply with exactly one JSON "
     'object {{"tool": <one of: {names}>, "arguments": {{...}}}} and nothing else; to answer the '
-    'user, use {{"tool": "respond", "arguments": {{"message": "<your reply>"}}}}.'
+    'user, use the tool "respond" with your reply as its "message" argument.'
 )
+# No call object is written out in the correction: a model that echoes it must not have its echo
+# recovered as a call (ford_text.recover_calls) and a placeholder delivered as its answer.
 LOCAL_SCHEMA_FAMILIES = ("llama-server", "llama-cpp-python")
 # Key in engine_params: the response format of the schema calls, once a provider rejected a better one.
 FORMAT_KEY = "tool_format"

@@ -145,6 +145,20 @@ def _pairs(text: str) -> list[tuple[str, str]]:
     return list(zip(words, words[1:], strict=False))
 
 
+def echoes(text: str, corrections: Iterable[str]) -> bool:
+    """True when ``text`` repeats a correction Vance sent (its "VALIDATION CHECK" line, its opening,
+    or mostly its phrases: 60% of the reply's word pairs). Such a reply is neither an answer nor a
+    source of tool calls to recover."""
+    body = text.strip()
+    lowered = " ".join(body.lower().split())
+    texts = [c for c in corrections if c]
+    if "validation check" in lowered or any(" ".join(c.lower().split())[:60] in lowered for c in texts):
+        return True
+    phrases = {p for c in texts for p in _pairs(c)}
+    pairs = _pairs(body)
+    return bool(phrases) and len(pairs) >= 4 and sum(p in phrases for p in pairs) >= 0.6 * len(pairs)
+
+
 def unusable(text: str, corrections: Iterable[str], tool_names: Collection[str]) -> str | None:
     """Why the plain-text reply ``text`` must not be delivered as the person's message, or None.
 
@@ -157,13 +171,7 @@ def unusable(text: str, corrections: Iterable[str], tool_names: Collection[str])
     body = text.strip()
     if not body:
         return "empty"
-    lowered = " ".join(body.lower().split())
-    texts = [c for c in corrections if c]
-    if "validation check" in lowered or any(" ".join(c.lower().split())[:60] in lowered for c in texts):
-        return "an echo of the correction prompt"
-    phrases = {p for c in texts for p in _pairs(c)}
-    pairs = _pairs(body)
-    if phrases and len(pairs) >= 4 and sum(p in phrases for p in pairs) >= 0.6 * len(pairs):
+    if echoes(body, corrections):
         return "an echo of the correction prompt"
     if _MARKERS.search(body) or any(_written_call(v, tool_names) for _, _, v in _objects(body)):
         return "a tool call written as text"
