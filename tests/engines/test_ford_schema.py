@@ -108,7 +108,7 @@ def test_a_reply_that_is_no_call_gets_the_schema_correction_and_the_budget(tmp_p
     correction = run.process.history[2]
     assert correction.meta["kind"] == "correction" and correction.content != NO_TOOL_CALL_CORRECTION
     assert correction.content.startswith("VALIDATION CHECK: your previous response was not one tool call")
-    assert '"tool": "respond"' in correction.content
+    assert 'the tool "respond"' in correction.content  # named, never written out as a call (an echo would be recovered)
 
 
 def test_a_call_to_a_tool_not_offered_is_no_call(tmp_path):
