@@ -25,7 +25,9 @@ API (exact):
   ``{"prompt_tokens": 3, "completion_tokens": 4}`` (default: 10 and 5). Keyword-only ``delay``
   (seconds) holds the answer back, for timeout tests; ``enqueue_error`` takes it too. Keyword-only
   ``chunk_delay`` (seconds) pauses between streamed chunks, so a display can be seen growing;
-  ``cut_after`` (a chunk count) closes a stream after that many chunks, without ``[DONE]``.
+  ``cut_after`` (a chunk count) closes a stream after that many chunks, without ``[DONE]``;
+  ``keepalive`` (a count) sends that many ``: keep-alive`` comment lines, ``chunk_delay`` apart,
+  before the first chunk (a local server reading a long prompt).
 - ``enqueue_error(status, body=None, headers=None)``: queue an HTTP error; ``body`` is a dict (sent
   as JSON) or a string; default ``{"error": {"message": "fake error <status>", ...}}``.
 - ``enqueue_raw(body, status=200, headers=None, delay=0.0)``: queue a response with exactly this JSON
@@ -237,7 +239,9 @@ class _Reply:
         cut_after: int | None = None,
         *,
         generic: bool = False,
+        keepalive: int = 0,
     ) -> None:
+        self.keepalive = keepalive
         self.status = status
         self.body = body
         self.headers = headers or {}
@@ -319,6 +323,7 @@ class FakeOpenAIServer:
         delay: float = 0.0,
         chunk_delay: float = 0.0,
         cut_after: int | None = None,
+        keepalive: int = 0,
     ) -> None:
         with self._lock:
             calls = []
@@ -326,7 +331,7 @@ class FakeOpenAIServer:
                 self._counter += 1
                 calls.append(_tool_call_dict(item, self._counter))
         body = self._completion_body(text, calls, finish_reason, usage)
-        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after, generic=True))
+        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after, generic=True, keepalive=keepalive))
 
     def enqueue_error(
         self, status: int, body: Any = None, headers: dict[str, str] | None = None, *, delay: float = 0.0
@@ -515,6 +520,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
+        for _ in range(reply.keepalive):  # SSE comments, as a server sends while it reads the prompt
+            self.wfile.write(b": keep-alive\n\n")
+            self.wfile.flush()
+            time.sleep(reply.chunk_delay)
         for number, event in enumerate(_stream_events(reply.body, include_usage)):
             if reply.cut_after is not None and number >= reply.cut_after:
                 self.wfile.flush()

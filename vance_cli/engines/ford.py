@@ -24,7 +24,9 @@ Rules, in the spec's terms:
    Groq's ``tool_use_failed``): an immediate, counted correction (never a sleep).
 6. Rules 3 and 4 only run when the recipe sets ``validation``.
 7. A recipe without `respond`: the legacy path, the final text is the message.
-8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis.
+8. ``maxToolIterations`` model calls per turn at most, then a BLOCKED diagnosis. The same call
+   with the same result again, nothing changed in between (engines/ford_repeat.py), is told to
+   the model and counted as a correction; when the budget is spent the turn ends in a diagnosis.
 9. A refusal (the model declines) ends the turn: the refusal is the message, the process BLOCKED.
 10. A reply cut off at the output limit (finish_reason "length") raises max_tokens for the rest of
     the turn (twice, up to the model's limit and what its context window leaves; never for a reply
@@ -48,6 +50,7 @@ from vance_cli.engines.compact import (
     sent_history,
     summary_input,
 )
+from vance_cli.engines.ford_repeat import REPEAT_KIND, REPEAT_NOTE, call_text, is_repeat
 from vance_cli.engines.ford_schema import FORMAT_KEY, SchemaCalls, resolve_tool_mode
 from vance_cli.engines.ford_text import best_candidate, echoes, recover_calls, unusable
 from vance_cli.engines.stream_view import StreamView
@@ -523,15 +526,23 @@ class FordEngine(Engine):
             if call.id in done_ids:
                 continue
             result = await self._run_at_most_once(process, tools, assistant, call)
+            repeat = result.data != MALFORMED and self._is_repeat(process, tools, call, result)
             if result.data == MALFORMED:
                 malformed = True
-            elif result.ok:
+            elif result.ok and not repeat:
                 turn.max_tool_chars = max(turn.max_tool_chars, len(result.content))
                 # new data since the last relay correction: the next brief reply may be corrected again
                 turn.relay_corrected_last = False
-            self._append_result(process, call, result)
+            if repeat:
+                note = REPEAT_NOTE.format(name=call.name)
+                self._append_result(process, call, replace(result, content=f"{result.content}\n\n{note}"), meta={"kind": REPEAT_KIND})
+                self._count_repeat(process, recipe, turn, call)
+            else:
+                self._append_result(process, call, result)
             turn.store(process)
             self._persist(process)
+            if not turn.open:  # the repeat ended the turn: the reply's other calls do not run
+                return
         if others or len(responds) > 1:
             for call in responds:
                 if call.id not in done_ids:
@@ -575,6 +586,30 @@ class FordEngine(Engine):
             return
         self._append_result(process, call, ToolResult(content="delivered"), meta={"delivered": True})
         self._deliver(process, turn, message, awaiting=awaiting)
+
+    def _is_repeat(self, process: Process, tools: dict[str, Tool], call: ToolCall, result: ToolResult) -> bool:
+        side_effects = {name for name, tool in tools.items() if tool is not None and tool.side_effects}
+        return is_repeat(process.history, call, result.content, side_effects)
+
+    def _count_repeat(self, process: Process, recipe: Recipe, turn: TurnState, call: ToolCall) -> None:
+        """The same call with the same result again (engines/ford_repeat.py): a counted correction;
+        when the budget is spent the turn ends in a diagnosis instead of running to the cap."""
+        if turn.corrections >= recipe.maxValidationCorrections:
+            self._end_blocked_diagnosis(
+                process,
+                turn,
+                f"I stopped this turn: the model kept making the same call ({call_text(call)}) and got "
+                "the same result each time, so calling again could not help. Tell me how to continue, "
+                "rephrase the request, or switch models with --model.",
+                reason=f"the model repeated the same call ({call.name})",
+            )
+            return
+        turn.corrections += 1
+        self._journal(
+            process,
+            f"correction {turn.corrections}/{recipe.maxValidationCorrections}: repeated call {call_text(call)} with the same result",
+            "warning",
+        )
 
     def _count_malformed(self, process: Process, recipe: Recipe, turn: TurnState) -> None:
         if turn.corrections >= recipe.maxValidationCorrections:

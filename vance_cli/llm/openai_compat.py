@@ -21,7 +21,7 @@ import httpx
 
 from vance_cli.errors import TransportError
 from vance_cli.llm.base import ChatRequest, Completion, OnDelta, replay
-from vance_cli.llm.capabilities import OPENAI_HOST
+from vance_cli.llm.capabilities import LOCAL_FAMILIES, OPENAI_HOST
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.profile import ModelProfile
 from vance_cli.llm.retry import (
@@ -39,6 +39,10 @@ from vance_cli.llm.wire import WireModel, build_body, cached_prompt_tokens, pars
 DEFAULT_API_BASE = "https://api.openai.com/v1"
 # Seconds to open a connection (the answer itself may take model.timeout).
 CONNECT_TIMEOUT = 10.0
+
+
+def _no_display(delta: Any) -> None:
+    """The deltas of a call streamed only to watch its progress: nobody shows them."""
 
 
 def endpoint_url(api_base: str, path: str = "/chat/completions") -> str:
@@ -160,6 +164,11 @@ class OpenAICompatModel(WireModel):
         )
 
     async def complete(self, request: ChatRequest) -> Completion:
+        if self.profile.capabilities.family in LOCAL_FAMILIES:
+            # A local llama.cpp server on a slow CPU may work for minutes on one reply: streamed,
+            # every token (and keep-alive) is progress, so a working server is never cut off by
+            # max_total, while one that sends nothing still ends within it (issue 18).
+            return await self.stream(request, _no_display)
         check_request_allowed(self.name, self.api_base)
         body = self._body(request)
         url = endpoint_url(self.api_base)
@@ -214,6 +223,7 @@ class OpenAICompatModel(WireModel):
                     replay(completion, on_delta)
                     return completion
                 async for line in response.aiter_lines():
+                    assembler.heard += 1
                     data = sse_data(line)
                     if data is None or not data:
                         continue
