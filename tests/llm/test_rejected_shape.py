@@ -96,5 +96,8 @@ def test_what_counts_as_a_rejected_shape():
     assert rejected_request_shape(500, "response_format.type: Input should be 'text' or 'json_object'")
     assert not rejected_request_shape(500, "fake error 500")
     assert not rejected_request_shape(500, "validation error in the model runner")  # no request field
+    # a gateway or an overloaded server is transient whatever its text names (review of issue 18)
+    for status in (502, 503, 504, 529):
+        assert not rejected_request_shape(status, "upstream: temperature not supported while loading; try again")
     assert not rejected_request_shape(503, "the model is loading")
     assert not rejected_request_shape(400, REJECTION["error"]["message"])  # a 400 is not retried anyway

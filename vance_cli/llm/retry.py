@@ -97,9 +97,10 @@ _REQUEST_FIELDS = re.compile(
 
 
 def rejected_request_shape(status: int, detail: str | None) -> bool:
-    """An HTTP 5xx whose text says the server does not accept a field of the request (see above)."""
+    """An HTTP 500/501 whose text says the server does not accept a field of the request (see
+    above). 502, 503, 504 and 529 are gateways and overloads: transient whatever they say."""
     text = detail or ""
-    return status >= 500 and bool(_REJECTED_WORDING.search(text)) and bool(_REQUEST_FIELDS.search(text))
+    return status in (500, 501) and bool(_REJECTED_WORDING.search(text)) and bool(_REQUEST_FIELDS.search(text))
 
 
 def error_for_status(
