@@ -133,10 +133,12 @@ def test_untrusted_project_rules_are_ignored_until_trusted(fake_openai, env, tmp
     assert Path("app.py").exists()
 
 
-def test_process_spawn_asks_showing_the_full_check(fake_openai, env):
+def test_process_spawn_asks_showing_the_full_check(fake_openai, env, vance_home):
+    # a recipe that may run commands itself: from one that may not, the check is refused (issue 17)
+    (vance_home / "recipes" / "spawner.yaml").write_text(RUNNER.replace("exec_run]", "exec_run, process_spawn]"))
     check = "python -c 'import sys; sys.exit(0)' && echo " + "x" * 80
     fake_openai.enqueue(tool_calls=[("process_spawn", {"goal": "make item1.txt", "check": check})])
-    r = run_cli("chat", "-p", "delegate", "--json", env=env)
+    r = run_cli("chat", "--recipe", "spawner", "-p", "delegate", "--json", env=env)
     assert r.returncode == 10, r.stderr
     e = next(e for e in json_lines(r.stdout) if e["type"] == "approval_needed")
     assert e["tool"] == "process_spawn"
@@ -162,3 +164,18 @@ def test_doctor_says_unconfined_commands_ask(env):
     checks = {c["name"]: c for c in json_lines(run_cli("doctor", "--offline", "--json", env={**env, "VANCE_SANDBOX": "off"}).stdout)[0]["checks"]}
     assert checks["sandbox"]["outcome"] == "warn"
     assert "unconfined: each command asks first" in checks["sandbox"]["detail"]
+
+
+def test_a_call_the_tool_refuses_is_not_asked_about(fake_openai, env):
+    """process_spawn of a recipe that does not exist (the 0.5B model's "your_recipe") is refused by
+    the tool whatever the person says: the model is told at once, the person is not asked, and
+    the turn goes on (before: exit 10, "needs your approval" for a call that could never run)."""
+    fake_openai.enqueue(tool_calls=[("process_spawn", {"goal": "g", "recipe": "your_recipe", "check": "your_check"})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "could not start it"})])
+    r = run_cli("chat", "-p", "hello", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    events = json_lines(r.stdout)
+    assert not [e for e in events if e["type"] == "approval_needed"]
+    result = _tool_results(fake_openai)[0]
+    assert result.startswith("ERROR:") and "your_recipe" in result
+    assert [e["text"] for e in events if e["type"] == "message"] == ["could not start it"]

@@ -67,7 +67,7 @@ from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, ov
 from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
-from vance_cli.tools.approval import ALLOW, DENY, Decision, denied_text
+from vance_cli.tools.approval import ALLOW, DENY, REFUSED, Decision, denied_text
 from vance_cli.tools.base import MALFORMED, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
@@ -643,9 +643,10 @@ class FordEngine(Engine):
             args = _valid_arguments(tool, call)
             if args is not None:  # a malformed call is answered as such below, never asked about
                 decision = await self._approve(process, tool, call, args)
-                if decision.verdict == DENY:
-                    self._journal(process, f"{call.name} denied ({decision.by}): not run", "warning")
-                    text = denied_text(call.name, decision)
+                if decision.verdict in (DENY, REFUSED):
+                    verb = "denied" if decision.verdict == DENY else "refused"
+                    self._journal(process, f"{call.name} {verb} ({decision.by}): not run", "warning")
+                    text = denied_text(call.name, decision) if decision.verdict == DENY else f"ERROR: {decision.reason}"
                     self.deps.bus.emit(ToolFinished(process.id, call.id, call.name, False, shorten(text, 120, one_line=True), len(text)))
                     return ToolResult(content=text, ok=False)
                 if decision.verdict != ALLOW:

@@ -39,6 +39,7 @@ from vance_cli.tools.approval import (
     ALWAYS_TOOL,
     DENY,
     PENDING,
+    REFUSED,
     ApprovalRequest,
     Approver,
     Decision,
@@ -107,6 +108,8 @@ class ApprovalGate:
     ) -> tuple[Decision, ApprovalRequest]:
         preview = await preview_of(tool, arguments, ctx)
         request = ApprovalRequest(process.id, call_id, tool.name, preview, arguments)
+        if preview.refused is not None:  # the tool would refuse it: nothing to ask about
+            return Decision(REFUSED, reason=preview.refused, by=f"{tool.name} itself"), request
         subject = preview.subject
         verdict, rule = decide(self.rules, tool.name, subject)
         if verdict == "deny":

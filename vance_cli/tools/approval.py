@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 ALLOW = "allow"
 DENY = "deny"
 PENDING = "pending"  # nobody could answer (headless without a flag, or the question was dismissed)
+# The call would be refused by the tool itself (process_spawn of a recipe that is not there): there
+# is nothing to approve, the model is told why at once and the person is not asked.
+REFUSED = "refused"
 
 # "allow always" for: this exact command (the call's subject) or every call of the tool.
 ALWAYS_SUBJECT = "subject"
@@ -41,6 +44,7 @@ class Preview:
     fields: list[tuple[str, str]] = field(default_factory=list)
     diff: str | None = None
     sandboxed: bool | None = None  # exec_run: whether the command would run in the sandbox
+    refused: str | None = None  # why the tool would refuse the call as it is (nothing to approve)
 
 
 PreviewFn = Callable[[dict[str, Any], "ToolContext"], Awaitable[Preview]]
@@ -76,7 +80,7 @@ class ApprovalRequest:
 
 @dataclass
 class Decision:
-    verdict: str  # ALLOW | DENY | PENDING
+    verdict: str  # ALLOW | DENY | PENDING | REFUSED
     reason: str | None = None  # the person's words when they deny, or which rule decided
     always: str | None = None  # ALWAYS_SUBJECT | ALWAYS_TOOL: remember it for this project
     by: str = "you"  # "you", "rule exec_run:pytest * (user config)", "--yes", ...

@@ -140,12 +140,15 @@ async def _spawn_preview(args: dict[str, Any], ctx: ToolContext):
     try:
         recipe, params = host.prepare_worker(name, check=check, parent=parent, grant=ctx.extra.get("grant")) if host is not None else ({}, {})
     except Exception as exc:  # noqa: BLE001 - the call itself will answer with this error
-        fields.append(("refused", str(getattr(exc, "message", exc))))
+        hint = getattr(exc, "hint", None)
+        refused = str(getattr(exc, "message", exc)) + (f" ({hint})" if hint else "")
+        fields.append(("refused", refused))
     else:
+        refused = None
         tools = _worker_tools(recipe, params) if recipe else []
         fields.append(("worker tools", ", ".join(tools) + " (approved for the whole run)" if tools else "none with effects"))
     fields.append(("folder", str(ctx.workspace)))
-    return Preview(title="start a worker", subject=str(check) if check else None, fields=fields)
+    return Preview(title="start a worker", subject=str(check) if check else None, fields=fields, refused=refused)
 
 
 def _calling_message(process: Any, call_id: str | None) -> Any:
