@@ -95,13 +95,42 @@ HOOKS_PATH = "core.hooksPath"
 PROTECTED_DIRS_WHY = {**PROTECTED_DIRS, HOOKS_PATH: "git's hooks folder (core.hooksPath in .git/config: its files run at the next commit)"}
 
 
-def git_hooks_paths(root: Path) -> list[Path]:
-    """The folders ``core.hooksPath`` in the workspace's ``.git/config`` names, resolved (relative
-    values count from the work tree, as git reads them). Not parsed: includes, the person's own
-    ~/.gitconfig."""
+def git_config_value(raw: str) -> str:
+    """A value as git reads it from a config line's right-hand side: ``;`` or ``#`` outside double
+    quotes starts a comment, quotes are dropped, ``\\"`` ``\\\\`` ``\\t`` ``\\n`` are escapes, and
+    whitespace around it is trimmed (``hooksPath = tools/hooks ; the team's`` is ``tools/hooks``)."""
+    out: list[str] = []
+    quoted = False
+    pending = ""  # unquoted whitespace: kept only when more value follows
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            out.append(pending + {"t": "\t", "n": "\n", "b": "\b"}.get(nxt, nxt))
+            pending = ""
+            i += 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in ";#":
+            break
+        elif not quoted and ch.isspace():
+            pending += ch
+        else:
+            out.append(pending + ch)
+            pending = ""
+        i += 1
+    return "".join(out).strip()
+
+
+def git_hooks_paths(root: Path, config: Path | None = None) -> list[Path]:
+    """The folders ``core.hooksPath`` in ``config`` (default: the workspace's ``.git/config``)
+    names, resolved (relative values count from the work tree ``root``, as git reads them). Not
+    parsed: includes, the person's own ~/.gitconfig."""
     import re
 
-    config = root / ".git" / "config"
+    config = root / ".git" / "config" if config is None else config
     try:
         if not config.is_file() or config.stat().st_size > 1_000_000:
             return []
@@ -118,7 +147,7 @@ def git_hooks_paths(root: Path) -> list[Path]:
             line = line[line.find("]") + 1 :].strip()
         key = re.match(r"(?i)hookspath\s*=\s*(.*)$", line)
         if section == "core" and key:
-            value = key.group(1).strip().strip('"')
+            value = git_config_value(key.group(1))
             if value:
                 try:
                     found.append((root / Path(value).expanduser()).resolve())
