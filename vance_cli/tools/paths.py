@@ -218,16 +218,25 @@ def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
     $VANCE_HOME, does not count: the confinement keeps the tool inside the workspace)."""
     target = resolve_in_workspace(ctx.workspace, rel)
     root = resolve_in_workspace(ctx.workspace, ".")
-    for secret in secret_paths(ctx):
+    if is_hidden(root, target, secret_paths(ctx)):
+        raise WorkspaceError(
+            f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
+            "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
+            hint="work with other files; the person can share what is needed themselves",
+        )
+    return root, target
+
+
+def is_hidden(root: Path, target: Path, secrets: list[Path]) -> bool:
+    """The one gate of the deny-list: ``target`` (resolved) is, or lies in, one of ``secrets``
+    (``secret_paths``). A secret path holding the workspace ``root`` itself does not count.
+    file_read and file_write refuse such a path; file_list leaves it out of a listing."""
+    for secret in secrets:
         if root == secret or root.is_relative_to(secret):
             continue
         if target == secret or target.is_relative_to(secret):
-            raise WorkspaceError(
-                f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
-                "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
-                hint="work with other files; the person can share what is needed themselves",
-            )
-    return root, target
+            return True
+    return False
 
 
 def display_path(root: Path, path: Path) -> str:
