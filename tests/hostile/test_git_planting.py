@@ -33,6 +33,23 @@ def _repo(work: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
 
 
+def _plant(fake_openai, work: Path, command: str, env: dict | None = None) -> None:
+    """The model runs ``command`` through exec_run; then the person runs `git status` there."""
+    _script(fake_openai, ("exec_run", {"command": command}))
+    _chat(work, env=env)
+    _git_status(work)
+
+
+def _worktree(main: Path, work: Path) -> str:
+    """``work`` as a `git worktree` of a new repository ``main``; the text of its `.git` file."""
+    main.mkdir()
+    _repo(main)
+    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"],
+                   cwd=main, check=True)
+    subprocess.run(["git", "worktree", "add", "-q", str(work)], cwd=main, check=True)
+    return (work / ".git").read_text()
+
+
 def _own_hub(vance_home: Path, fake_openai) -> None:
     own_hub_with_commands(vance_home)
     (vance_home / "config.toml").write_text(f'[model]\ndefault = "openai/m"\napi_base = "{fake_openai.url}"\n')
@@ -43,9 +60,7 @@ def test_a_planted_commondir_is_moved_aside(fake_openai, outside_tmp):  # noqa: 
     home, work = outside_tmp
     _repo(work)
     plant = f"mkdir -p g/objects g/refs && printf '{FSMON}' > g/config && echo ../g > .git/commondir; echo rc=$?"
-    _script(fake_openai, ("exec_run", {"command": plant}))
-    _chat(work)
-    _git_status(work)
+    _plant(fake_openai, work, plant)
     assert not (work / "PWNED").exists()
     assert not (work / ".git" / "commondir").exists()
     assert "commondir" in _tool_results(fake_openai)[0]
@@ -57,9 +72,7 @@ def test_a_commondir_planted_without_a_sandbox_is_moved_aside(fake_openai, vance
     _repo(work)
     _own_hub(vance_home, fake_openai)
     plant = f"mkdir -p g/objects g/refs && printf '{FSMON}' > g/config && echo ../g > .git/commondir; echo rc=$?"
-    _script(fake_openai, ("exec_run", {"command": plant}))
-    _chat(work, env={"VANCE_SANDBOX": "off"})
-    _git_status(work)
+    _plant(fake_openai, work, plant, env={"VANCE_SANDBOX": "off"})
     assert not (work / "PWNED").exists()
 
 
@@ -79,36 +92,20 @@ def test_a_hooks_path_folder_made_by_the_command_does_not_run(fake_openai, outsi
 def test_a_gitdir_file_cannot_be_swapped_for_a_repository(fake_openai, outside_tmp):  # noqa: F811
     """A `git worktree` (or submodule) checkout: .git is a `gitdir:` file."""
     home, work = outside_tmp
-    main = work.parent / "main"
-    main.mkdir()
-    _repo(main)
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"],
-                   cwd=main, check=True)
     work.rmdir()
-    subprocess.run(["git", "worktree", "add", "-q", str(work)], cwd=main, check=True)
-    gitfile = (work / ".git").read_text()
+    gitfile = _worktree(work.parent / "main", work)
     plant = f"rm .git; git init -q . ; printf '{FSMON}' > .git/config; echo rc=$?"
-    _script(fake_openai, ("exec_run", {"command": plant}))
-    _chat(work)
-    _git_status(work)
+    _plant(fake_openai, work, plant)
     assert not (work / "PWNED").exists()
     assert (work / ".git").read_text() == gitfile
 
 
 def test_a_gitdir_file_replaced_without_a_sandbox_is_written_back(fake_openai, vance_home, tmp_path):
     work = tmp_path / "work"
-    main = tmp_path / "main"
-    main.mkdir()
-    _repo(main)
-    subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"],
-                   cwd=main, check=True)
-    subprocess.run(["git", "worktree", "add", "-q", str(work)], cwd=main, check=True)
-    gitfile = (work / ".git").read_text()
+    gitfile = _worktree(tmp_path / "main", work)
     _own_hub(vance_home, fake_openai)
     plant = f"rm .git && git init -q . && printf '{FSMON}' > .git/config; echo rc=$?"
-    _script(fake_openai, ("exec_run", {"command": plant}))
-    _chat(work, env={"VANCE_SANDBOX": "off"})
-    _git_status(work)
+    _plant(fake_openai, work, plant, env={"VANCE_SANDBOX": "off"})
     assert not (work / "PWNED").exists()
     assert (work / ".git").read_text() == gitfile
     assert (work / ".git-made-by-a-command" / "config").is_file()
