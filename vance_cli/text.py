@@ -148,3 +148,18 @@ def did_you_mean(word: str, choices: Iterable[str], *, n: int = 1) -> str:
 
     close = difflib.get_close_matches(word, list(choices), n=n, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def json_depth(value: Any) -> int:
+    """How many JSON levels ``value`` nests (a scalar is 0), without recursion."""
+    best = 0
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            best = max(best, depth)
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            best = max(best, depth)
+            stack.extend((v, depth + 1) for v in node)
+    return best

@@ -144,13 +144,26 @@ def test_vance_state_inside_dot_vance_does_not_untrust_the_folder(project, vance
     assert trust.state(Scopes.discover()) == trust.CHANGED
 
 
-def test_digest_follows_symlinked_content(project, tmp_path, vance_home):
+def test_symlinked_content_out_of_the_project_is_never_trusted(project, tmp_path, vance_home):
+    """It used to be followed and hashed; now a link out of the project is refused outright
+    (issue 17 review): what lies outside can change without the folder changing."""
     elsewhere = tmp_path / "elsewhere"
     write(elsewhere / "arthur.yaml", "engine: arthur\n")
     os.symlink(elsewhere, project / "recipes")
+    with pytest.raises(ConfigError, match="symlink out of the project"):
+        trust.trust_folder(project.parent, vance_home)
+    assert not trust.project_trusted(Scopes.discover())
+    write(elsewhere / "arthur.yaml", "engine: arthur\ntools: {add: [exec_run]}\n")
+    assert not trust.project_trusted(Scopes.discover())
+
+
+def test_digest_follows_symlinked_content_inside_the_project(project, vance_home):
+    inside = project.parent / "team"
+    write(inside / "arthur.yaml", "engine: arthur\n")
+    os.symlink(inside, project / "recipes")
     trust.trust_folder(project.parent, vance_home)
     assert trust.project_trusted(Scopes.discover())
-    write(elsewhere / "arthur.yaml", "engine: arthur\ntools: {add: [exec_run]}\n")
+    write(inside / "arthur.yaml", "engine: arthur\ntools: {add: [exec_run]}\n")
     assert not trust.project_trusted(Scopes.discover())
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a prompt, a goal or an answer; more is a mistake (`< /dev/zero`)
+MAX_LINE_CHARS = 1024 * 1024  # one line the plain chat reads; more is not typed (`vance chat < /dev/zero`)
+STDIN_WAS_CLOSED = False  # set by cli/main.py when it put /dev/null in place of a closed stdin
 
 
 def read_stdin_text() -> str:
@@ -13,7 +15,7 @@ def read_stdin_text() -> str:
     or more than that is a usage error (nothing is created)."""
     from vance_cli.errors import UsageError
 
-    if sys.stdin is None:
+    if sys.stdin is None or STDIN_WAS_CLOSED:
         raise UsageError("stdin is closed, so there is no text to read from it ('-')", hint="pipe the text in, or pass it as an argument")
     try:
         data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
@@ -65,3 +67,22 @@ def model_factory(model: str, settings):
     from vance_cli.llm.factory import make_model
 
     return make_model(model, settings)
+
+
+def read_stdin_line() -> str | None:
+    """One line of stdin for the plain chat, at most MAX_LINE_CHARS; None at its end. A longer
+    line (``< /dev/zero`` has no end of line) is a usage error, not a read until memory runs out."""
+    from vance_cli.errors import UsageError
+
+    if sys.stdin is None:
+        return None
+    try:
+        line = sys.stdin.readline(MAX_LINE_CHARS + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read stdin: {exc.strerror or exc}", hint="pipe the text in, or run vance chat on a terminal") from None
+    if len(line) > MAX_LINE_CHARS:
+        raise UsageError(
+            f"a line on stdin is longer than {MAX_LINE_CHARS:,} characters; stopped reading (the chat is saved)",
+            hint="send one message per line, or pass a long text with `vance chat -p -`",
+        )
+    return line or None

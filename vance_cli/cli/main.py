@@ -84,6 +84,25 @@ def _leave_splash() -> None:
 _INTERRUPTED = "interrupted; the process state is saved (continue with: vance chat --continue, or --resume ID)"
 
 
+def _closed_stdin_reads_as_empty() -> None:
+    """A closed stdin (``0<&-``: Python then has no sys.stdin) becomes /dev/null, so every command
+    behaves as with ``</dev/null`` (the chat ends at once, nothing waits for input); reading text
+    from it (``-``) stays a usage error that says stdin is closed (cli/common.py)."""
+    if sys.stdin is not None:
+        return
+    from vance_cli.cli import common
+
+    try:
+        fd = os.open(os.devnull, os.O_RDONLY)  # the lowest free descriptor: 0
+        if fd != 0:
+            os.dup2(fd, 0)
+            os.close(fd)
+        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115 - lives as long as the process
+    except OSError:
+        return
+    common.STDIN_WAS_CLOSED = True
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the app; VanceError → its message and exit code, no traceback unless VANCE_DEBUG=1."""
     try:  # typer ≥ 0.20 vendors click; older releases use the click package
@@ -94,6 +113,7 @@ def run(argv: list[str] | None = None) -> None:
     from vance_cli.errors import EXIT_ERROR, VanceError
 
     debug = os.environ.get("VANCE_DEBUG") == "1"
+    _closed_stdin_reads_as_empty()
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
         from vance_cli.tui import splash

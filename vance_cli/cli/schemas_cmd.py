@@ -105,10 +105,9 @@ def register(app: typer.Typer) -> None:
         """Add or replace an override; replacing bumps the minor version."""
 
         def body() -> None:
-            import json
 
             from vance_cli.structure.errors import InvalidSchema
-            from vance_cli.structure.registry import check_name
+            from vance_cli.structure.registry import check_name, parse_schema_json
             from vance_cli.terminal import err
 
             check_name(name)
@@ -134,12 +133,7 @@ def register(app: typer.Typer) -> None:
                     raw = data.decode("utf-8")
                 except (OSError, UnicodeDecodeError) as exc:
                     raise InvalidSchema(f"cannot read schema file {path}: {exc}", hint="check the path") from exc
-            try:
-                schema = json.loads(raw)
-            except RecursionError as exc:
-                raise InvalidSchema(f"schema file {file} is nested too deeply", hint=f"fix the JSON in {file}") from exc
-            except ValueError as exc:
-                raise InvalidSchema(f"schema file {file} is not valid JSON: {exc}", hint=f"fix the JSON in {file}") from exc
+            schema = parse_schema_json(raw, f"schema file {file}", fix=f"fix the JSON in {file}")
             manual_text = None
             if manual is not None:
                 try:

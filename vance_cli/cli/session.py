@@ -146,7 +146,8 @@ def _read_line() -> str | None:
     try:
         if sys.stdin.isatty():
             return input("you> ")
-        line = sys.stdin.readline()
-        return line or None
+        from vance_cli.cli.common import read_stdin_line
+
+        return read_stdin_line()
     except EOFError:
         return None

@@ -93,26 +93,36 @@ def split_restricted(layer: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def project_digest(vance_dir: Path) -> str:
     """A SHA-256 over every file under ``vance_dir`` (names and bytes), Vance's state excluded.
 
-    A symlink counts by its target path. It is followed (what the loaders read counts) when it
-    points inside the project folder (the one holding ``vance_dir``) or when it is what the
-    loaders read (``config.toml``, ``recipes/``, ``schemas/`` and what is in them); any other link
-    out of the project (``.vance/z -> /usr``) is one entry, not a walk of that tree, and a link
-    into ``/proc``, ``/sys`` or ``/dev`` is never followed. An unreadable entry counts by its
-    error, so the digest is stable either way.
+    A symlink counts by its target path. It is followed only when it points inside the project
+    folder (the one holding ``vance_dir``); a link out of the project (``.vance/z -> /usr``,
+    ``.vance/recipes -> ~/elsewhere``) is one entry, never resolved: what lies outside the folder
+    is not what the person looked at when they trusted it (see ``links_out``). An unreadable entry
+    counts by its error, so the digest is stable either way.
     """
+    return _walk_project(vance_dir)[0]
+
+
+def links_out(vance_dir: Path) -> list[str]:
+    """The paths in ``vance_dir`` the loaders read (``config.toml``, ``recipes/``, ``schemas/``)
+    that are symlinks leading out of the project: a folder holding one is never trusted."""
+    return _walk_project(vance_dir)[1]
+
+
+def _walk_project(vance_dir: Path) -> tuple[str, list[str]]:
     import hashlib
 
     h = hashlib.sha256()
     seen: set[str] = set()
+    escapes: list[str] = []
     project = os.path.realpath(Path(vance_dir).parent)
 
     def follow(path: Path, here: str) -> bool:
         real = os.path.realpath(path)
-        if real.startswith(("/proc/", "/sys/", "/dev/")) or real in ("/proc", "/sys", "/dev"):
-            return False
         if real == project or real.startswith(project.rstrip(os.sep) + os.sep):
             return True
-        return here == "config.toml" or here.split("/", 1)[0] in LOADED_DIRS
+        if here == "config.toml" or here.split("/", 1)[0] in LOADED_DIRS:
+            escapes.append(here)
+        return False
 
     def walk(folder: Path, rel: str, depth: int) -> None:
         real = os.path.realpath(folder)
@@ -154,7 +164,7 @@ def project_digest(vance_dir: Path) -> str:
             h.update(b"F " + enc + b"\0" + file_hash.encode() + b"\0")
 
     walk(Path(vance_dir), "", 0)
-    return "sha256:" + h.hexdigest()
+    return "sha256:" + h.hexdigest(), escapes
 
 
 # --------------------------------------------------------------------------- the record
@@ -243,8 +253,20 @@ def trust_folder(folder: Path | str, user: Path) -> TrustRecord:
         )
     import time
 
+    digest, escapes = _walk_project(root / ".vance")
+    if escapes:
+        link = root / ".vance" / escapes[0]
+        try:
+            target = os.readlink(link)
+        except OSError:
+            target = "?"
+        raise ConfigError(
+            f"cannot trust {root}: {link} is a symlink out of the project (to {target}); what lies "
+            "outside the folder can change without the folder changing",
+            hint="copy what it points to into .vance/ (or into your own $VANCE_HOME), then run `vance trust` again",
+        )
     records = load_records(user)
-    record = TrustRecord(root, project_digest(root / ".vance"), time.time())
+    record = TrustRecord(root, digest, time.time())
     records[str(root)] = record
     _save_records(user, records)
     return record
@@ -279,10 +301,7 @@ def list_records(user: Path) -> list[tuple[TrustRecord, str]]:
     out = []
     for _, record in sorted(load_records(user).items()):
         vance_dir = record.folder / ".vance"
-        if not vance_dir.is_dir():
-            state = "missing"
-        else:
-            state = TRUSTED if project_digest(vance_dir) == record.digest else CHANGED
+        state = _state_of(vance_dir, record) if vance_dir.is_dir() else "missing"
         out.append((record, state))
     return out
 
@@ -294,7 +313,14 @@ def folder_state(project: Path | None, user: Path) -> str:
     record = load_records(user).get(str(Path(project).parent))
     if record is None:
         return UNTRUSTED
-    return TRUSTED if project_digest(project) == record.digest else CHANGED
+    return _state_of(Path(project), record)
+
+
+def _state_of(vance_dir: Path, record: TrustRecord) -> str:
+    digest, escapes = _walk_project(vance_dir)
+    if escapes:  # never trusted (trust_folder refuses it), whatever an old record says
+        return UNTRUSTED
+    return TRUSTED if digest == record.digest else CHANGED
 
 
 def state(scopes: Scopes) -> str:

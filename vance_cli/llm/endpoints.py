@@ -38,11 +38,15 @@ PROVIDER_HOSTS = {
 
 
 def foreign_base(model: str, api_base: str | None) -> bool:
-    """True when ``api_base`` points a provider with a key of its own somewhere else than its host:
-    the provider's key from the environment must not go there (the person configures a key for it)."""
-    hosts = PROVIDER_HOSTS.get(provider_of(model))
-    if not hosts or not api_base or not api_base.strip():
+    """True when ``api_base`` is set and is not one of the provider's own hosts (PROVIDER_HOSTS):
+    the provider's key from the environment must not go there (the person configures a key for it).
+
+    The default is foreign: a provider whose hosts are not listed here (deepinfra, fireworks_ai,
+    perplexity, custom_openai, azure, ...) has no host its environment key is known to belong to,
+    so any api_base for it gets only ``api_key`` / ``VANCE_API_KEY``, never ``DEEPINFRA_API_KEY``."""
+    if not api_base or not api_base.strip():
         return False
+    hosts = PROVIDER_HOSTS.get(provider_of(model), ())
     try:
         host = (urlsplit(api_base.strip()).hostname or "").lower()
     except ValueError:

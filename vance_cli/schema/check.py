@@ -9,7 +9,7 @@ from typing import Any
 
 from vance_cli.errors import InvalidSchema
 from vance_cli.schema.keywords import LIST, MAP, OLD_MAP, OLD_ONE, ONE
-from vance_cli.text import json_pointer, shorten
+from vance_cli.text import json_depth, json_pointer, shorten
 
 __all__ = ["MAX_SCHEMA_DEPTH", "check_refs", "check_schema", "json_depth", "unresolvable_ref"]
 
@@ -104,21 +104,6 @@ def check_refs(schema: dict[str, Any], where: str = "the schema") -> None:
                     walk(sub, (*parts, key, str(name)), resolver, depth + 1)
 
     walk(schema, (), resolver, 0)
-
-
-def json_depth(value: Any) -> int:
-    """How many JSON levels ``value`` nests (a scalar is 0), without recursion."""
-    best = 0
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            best = max(best, depth)
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            best = max(best, depth)
-            stack.extend((v, depth + 1) for v in node)
-    return best
 
 
 def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:

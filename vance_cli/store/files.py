@@ -21,7 +21,7 @@ from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, Us
 from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
-from vance_cli.text import safe_data
+from vance_cli.text import json_depth, safe_data
 
 
 class _Located(Protocol):
@@ -47,6 +47,34 @@ def _validation_reason(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
+# pydantic's serializer stops at 255 levels: a process file nested deeper could be read but never
+# saved again (every resume would fail at its first save). Such a file is unreadable, with the reason.
+MAX_PROCESS_DEPTH = 200
+
+
+def _free_form_depth(data: dict[str, Any]) -> int:
+    """The nesting depth of the parts of a process file that may hold any JSON (engine_params,
+    recipe, meta, a message's meta and extras, a call's extra); the typed parts cannot nest. Only
+    those are walked: a long history costs a few dict lookups per message."""
+    best = 0
+    for key, value in data.items():
+        if key == "history" and isinstance(value, list):
+            for message in value:
+                if not isinstance(message, dict):
+                    continue
+                for part in ("meta", "extras"):
+                    if isinstance(message.get(part), dict) and message[part]:
+                        best = max(best, 2 + json_depth(message[part]))
+                calls = message.get("tool_calls")
+                if isinstance(calls, list):
+                    for call in calls:
+                        if isinstance(call, dict) and isinstance(call.get("extra"), dict) and call["extra"]:
+                            best = max(best, 4 + json_depth(call["extra"]))
+        elif isinstance(value, (dict, list)):
+            best = max(best, 1 + json_depth(value))
+    return best
+
+
 def _read_process(path: Path) -> Process:
     try:
         raw = path.read_bytes()
@@ -66,6 +94,9 @@ def _read_process(path: Path) -> Process:
         raise _Unreadable("invalid JSON: nested too deeply") from exc
     if not isinstance(data, dict):
         raise _Unreadable(f"expected a JSON object, found {type(data).__name__}")
+    depth = _free_form_depth(data)
+    if depth > MAX_PROCESS_DEPTH:
+        raise _Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
     version = data.get("schema_version", SCHEMA_VERSION)
     if (
         isinstance(version, int)
@@ -99,10 +130,22 @@ def _serialize(process: Process) -> str:
     # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py).
     try:
         return process.model_dump_json(indent=2) + "\n"
-    except PydanticSerializationError:
+    except PydanticSerializationError as exc:
+        if "depth" in str(exc):
+            raise _too_deep_to_save(process) from None
         # A lone surrogate somewhere outside the history's text (which is cleaned as it enters):
         # written as U+FFFD rather than leaving a process that can never be saved again.
-        return json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+        try:
+            return json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+        except (ValueError, RecursionError):
+            raise _too_deep_to_save(process) from None
+
+
+def _too_deep_to_save(process: Process) -> StoreError:
+    return StoreError(
+        f"process {process.id} holds data nested more than {MAX_PROCESS_DEPTH} levels deep; it cannot be saved",
+        hint="the last saved state is kept; start a new chat (or `vance ps` to pick another process)",
+    )
 
 
 class ProcessStore:

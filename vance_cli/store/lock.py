@@ -36,16 +36,36 @@ def _holder_info() -> dict[str, Any]:
 def _parse_holder(raw: bytes) -> dict[str, Any] | None:
     try:
         info = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return None
     return info if isinstance(info, dict) else None
 
 
+# Holder info is one short JSON line; more than this is not a lock file Vance wrote.
+MAX_HOLDER_BYTES = 64 * 1024
+
+
 def read_holder(lock_path: Path) -> dict[str, Any] | None:
-    """The holder info written in the lock file, or None (no file, empty, unreadable)."""
+    """The holder info written in the lock file, or None (no file, empty, unreadable, too big).
+
+    Never through a symlink (O_NOFOLLOW: a shipped ``ID.lock -> /dev/zero`` or ``-> a FIFO``),
+    only a regular file, and at most MAX_HOLDER_BYTES: `vance ps` must not hang or fill memory."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        raw = Path(lock_path).read_bytes()
+        fd = os.open(lock_path, flags)
     except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, MAX_HOLDER_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_HOLDER_BYTES:
         return None
     return _parse_holder(raw) if raw.strip() else None
 

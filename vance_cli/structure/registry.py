@@ -101,6 +101,22 @@ def check_name(name: str) -> str:
     return name
 
 
+def parse_schema_json(text: str, where: str, *, fix: str) -> Any:
+    """``json.loads(text)``, every way it fails an InvalidSchema naming ``where``: bad JSON (with its
+    line and column), an integer of more than 4,300 digits, nesting too deep to read."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidSchema(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", hint=fix) from exc
+    except ValueError as exc:  # int() refuses more than 4,300 digits
+        raise InvalidSchema(f"{where} holds an integer of more than 4,300 digits", hint=fix) from exc
+    except RecursionError as exc:
+        raise InvalidSchema(
+            f"{where} is nested too deeply to read",
+            hint=f'{fix}: move nested parts into "$defs" and point at them with "$ref"',
+        ) from exc
+
+
 def read_schema_file(path: Path, *, check: bool = True) -> dict[str, Any]:
     """The schema in a file, checked (``check=False``: only parsed, and it must be an object);
     every read problem is an InvalidSchema naming the path."""
@@ -110,13 +126,7 @@ def read_schema_file(path: Path, *, check: bool = True) -> dict[str, Any]:
         raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the path and the permissions of the file and its folders") from exc
     except UnicodeDecodeError as exc:
         raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidSchema(
-            f"schema file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            hint=f"fix the JSON in {path}",
-        ) from exc
+    data = parse_schema_json(text, f"schema file {path}", fix=f"fix the JSON in {path}")
     if not check:
         if not isinstance(data, dict):
             raise InvalidSchema(f"schema file {path} must hold a JSON object (a JSON Schema), got {type(data).__name__}", hint=f"fix {path}")

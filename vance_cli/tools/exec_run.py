@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vance_cli.tools import git_guard
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
 from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, guarded, resolve_in_workspace, secret_paths
 
@@ -195,6 +196,10 @@ def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Pat
         # Its own mount: a command cannot rename, replace or remove .git (EBUSY), so the
         # read-only config and hooks below cannot be swapped for planted ones.
         argv += ["--bind", str(git), str(git)]
+    elif git.is_file() and not git.is_symlink():
+        # A worktree's or submodule's `gitdir:` file: read-only and its own mount, so a command
+        # can neither point it elsewhere nor replace it with a repository of its own.
+        argv += ["--ro-bind", str(git), str(git)]
     for rel in READ_ONLY_IN_WORKSPACE:
         path = root / rel
         if path.exists() and not path.is_symlink():
@@ -366,7 +371,8 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )
     env = command_env(extra=tuple(_setting(ctx, "exec.env", ()) or ()))
     bash = shutil.which("bash") or "/bin/sh"
-    had_git = os.path.lexists(root / ".git")
+    before = git_guard.snapshot(root)
+    git_note: str | None = None
 
     loop = asyncio.get_running_loop()
     buf = _HeadTail(MAX_OUTPUT_CHARS)
@@ -402,10 +408,15 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if transport.get_returncode() is None:
             _kill_group(pgid)
         transport.close()
+        # Here, not after: a cancelled or failed wait must not leave a planted hook or config behind.
+        try:
+            git_note = git_guard.restore(root, before)
+        except Exception as exc:  # noqa: BLE001 - the command's result still goes back
+            git_note = (f"[checking git's control files after the command failed ({exc}): tell the user "
+                        "not to run git here before checking .git]")
 
     code = transport.get_returncode()
     output = buf.text()
-    moved = None if had_git else _quarantine_new_git(root)
     data = {
         "exit_code": code,
         "timed_out": timed_out,
@@ -419,38 +430,18 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             f"command timed out after {timeout:g} s and its process group was killed "
             f"(raise timeout, max {MAX_TIMEOUT:g} s, or split the work) [{how.note}]. Output so far:\n"
             + (output or "(no output)")
+            + ("" if git_note is None else "\n" + git_note)
         )
         result.data = data
         return result
     lines = [f"{_describe_exit(code)} [{how.note}]", output if output else "(no output)"]
-    if moved is not None:
-        lines.append(moved)
+    if git_note is not None:
+        lines.append(git_note)
     if stragglers:
         lines.append(
             f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
         )
     return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
-
-
-def _quarantine_new_git(root: Path) -> str | None:
-    """A ``.git`` the command created in a workspace that had none is moved aside (its config and
-    hooks would run at the person's next git command there); the note for the tool result."""
-    git = root / ".git"
-    if not os.path.lexists(git):
-        return None
-    for n in range(1, 100):
-        aside = root / (".git-made-by-a-command" + ("" if n == 1 else f"-{n}"))
-        if not os.path.lexists(aside):
-            break
-    try:
-        os.rename(git, aside)
-    except OSError as exc:
-        return f"[the command created .git, and moving it aside failed ({exc.strerror}): tell the user not to run git here before checking it]"
-    return (
-        f"[the command created .git in a workspace that had none; it was moved to {aside.name}: a repository "
-        "made by a command runs its hooks and config in the person's next git command. Tell the user; they "
-        "can check it and rename it back]"
-    )
 
 
 async def _exec_run_preview(args: dict[str, Any], ctx: ToolContext):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,15 @@ from typing import Any
 from vance_cli.store.atomic import atomic_write_bytes
 from vance_cli.text import file_name
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import PROTECTED_DIRS_WHY, display_path, guarded, protected_dir, resolve_for_tool
+from vance_cli.tools.paths import (
+    PROTECTED_DIRS_WHY,
+    display_path,
+    guarded,
+    is_hidden,
+    protected_dir,
+    resolve_for_tool,
+    secret_paths,
+)
 
 # Caps: big enough for real source files and build logs, small enough for a model's context.
 MAX_READ_CHARS = 200_000
@@ -249,6 +258,19 @@ def _entry(entry: os.DirEntry[str], rel: str) -> dict[str, Any]:
     return {"path": rel, "type": kind, "size": size}
 
 
+def _hidden_entry(entry: os.DirEntry[str], hidden: Callable[[Path], bool]) -> bool:
+    """The deny-list's gate for one entry: by its own path, and a symlink by where it leads."""
+    path = Path(entry.path)
+    if hidden(path):
+        return True
+    if entry.is_symlink():
+        try:
+            return hidden(path.resolve())
+        except (OSError, RuntimeError):
+            return False
+    return False
+
+
 def _scan(
     folder: Path,
     prefix: str,
@@ -256,8 +278,12 @@ def _scan(
     out: list[dict[str, Any]],
     cap: int,
     notes: list[str],
+    hidden: Callable[[Path], bool] = lambda _path: False,
+    counts: dict[str, int] | None = None,
 ) -> bool:
-    """Append entries in sorted order (a folder's contents right after it); True when capped."""
+    """Append entries in sorted order (a folder's contents right after it); True when capped.
+
+    An entry ``hidden`` says is a secret (what file_read refuses) is left out, and counted."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -268,6 +294,10 @@ def _scan(
         is_dir = entry.is_dir(follow_symlinks=False)
         if recursive and is_dir and entry.name in SKIP_DIRS:
             continue
+        if _hidden_entry(entry, hidden):
+            if counts is not None:
+                counts["hidden"] = counts.get("hidden", 0) + 1
+            continue
         if len(out) >= cap:
             return True
         shown = file_name(entry.name)  # a non-UTF-8 name is shown with \xNN escapes
@@ -275,7 +305,7 @@ def _scan(
             notes.append(_NOT_UTF8_NOTE)
         rel = f"{prefix}{shown}"
         out.append(_entry(entry, rel))
-        if recursive and is_dir and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes):
+        if recursive and is_dir and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes, hidden, counts):
             return True
     return False
 
@@ -307,7 +337,14 @@ def _file_list_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     entries: list[dict[str, Any]] = []
     notes: list[str] = []
-    capped = _scan(target, "", recursive, entries, cap, notes)
+    secrets = secret_paths(ctx)
+    counts: dict[str, int] = {}
+    capped = _scan(target, "", recursive, entries, cap, notes, lambda path: is_hidden(root, path, secrets), counts)
+    if counts.get("hidden"):
+        notes.append(
+            f"[{counts['hidden']} entries left out: they hold credentials ($VANCE_HOME, ~/.ssh, ~/.aws and the like) "
+            "and are hidden from the tools]"
+        )
     mode = ", recursive, skipping .git and __pycache__" if recursive else ""
     label = "." if shown == "." else f"{shown}/"
     lines = [f"Contents of {label} ({len(entries)} entries{mode}):"]

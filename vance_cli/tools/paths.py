@@ -95,13 +95,42 @@ HOOKS_PATH = "core.hooksPath"
 PROTECTED_DIRS_WHY = {**PROTECTED_DIRS, HOOKS_PATH: "git's hooks folder (core.hooksPath in .git/config: its files run at the next commit)"}
 
 
-def git_hooks_paths(root: Path) -> list[Path]:
-    """The folders ``core.hooksPath`` in the workspace's ``.git/config`` names, resolved (relative
-    values count from the work tree, as git reads them). Not parsed: includes, the person's own
-    ~/.gitconfig."""
+def git_config_value(raw: str) -> str:
+    """A value as git reads it from a config line's right-hand side: ``;`` or ``#`` outside double
+    quotes starts a comment, quotes are dropped, ``\\"`` ``\\\\`` ``\\t`` ``\\n`` are escapes, and
+    whitespace around it is trimmed (``hooksPath = tools/hooks ; the team's`` is ``tools/hooks``)."""
+    out: list[str] = []
+    quoted = False
+    pending = ""  # unquoted whitespace: kept only when more value follows
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            nxt = raw[i + 1]
+            out.append(pending + {"t": "\t", "n": "\n", "b": "\b"}.get(nxt, nxt))
+            pending = ""
+            i += 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in ";#":
+            break
+        elif not quoted and ch.isspace():
+            pending += ch
+        else:
+            out.append(pending + ch)
+            pending = ""
+        i += 1
+    return "".join(out).strip()
+
+
+def git_hooks_paths(root: Path, config: Path | None = None) -> list[Path]:
+    """The folders ``core.hooksPath`` in ``config`` (default: the workspace's ``.git/config``)
+    names, resolved (relative values count from the work tree ``root``, as git reads them). Not
+    parsed: includes, the person's own ~/.gitconfig."""
     import re
 
-    config = root / ".git" / "config"
+    config = root / ".git" / "config" if config is None else config
     try:
         if not config.is_file() or config.stat().st_size > 1_000_000:
             return []
@@ -118,7 +147,7 @@ def git_hooks_paths(root: Path) -> list[Path]:
             line = line[line.find("]") + 1 :].strip()
         key = re.match(r"(?i)hookspath\s*=\s*(.*)$", line)
         if section == "core" and key:
-            value = key.group(1).strip().strip('"')
+            value = git_config_value(key.group(1))
             if value:
                 try:
                     found.append((root / Path(value).expanduser()).resolve())
@@ -189,16 +218,25 @@ def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
     $VANCE_HOME, does not count: the confinement keeps the tool inside the workspace)."""
     target = resolve_in_workspace(ctx.workspace, rel)
     root = resolve_in_workspace(ctx.workspace, ".")
-    for secret in secret_paths(ctx):
+    if is_hidden(root, target, secret_paths(ctx)):
+        raise WorkspaceError(
+            f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
+            "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
+            hint="work with other files; the person can share what is needed themselves",
+        )
+    return root, target
+
+
+def is_hidden(root: Path, target: Path, secrets: list[Path]) -> bool:
+    """The one gate of the deny-list: ``target`` (resolved) is, or lies in, one of ``secrets``
+    (``secret_paths``). A secret path holding the workspace ``root`` itself does not count.
+    file_read and file_write refuse such a path; file_list leaves it out of a listing."""
+    for secret in secrets:
         if root == secret or root.is_relative_to(secret):
             continue
         if target == secret or target.is_relative_to(secret):
-            raise WorkspaceError(
-                f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
-                "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
-                hint="work with other files; the person can share what is needed themselves",
-            )
-    return root, target
+            return True
+    return False
 
 
 def display_path(root: Path, path: Path) -> str:
