@@ -65,3 +65,11 @@ def model_factory(model: str, settings):
     from vance_cli.llm.factory import make_model
 
     return make_model(model, settings)
+
+
+def structure_service(settings, registry=None):
+    """The StructureService of `vance structure` and `vance schemas infer`: its models come from
+    ``model_factory``, so a ``demo:`` model is the demo's brain and stays offline."""
+    from vance_cli.structure.service import StructureService
+
+    return StructureService(settings, registry=registry, model_factory=lambda name: model_factory(name, settings))

@@ -248,6 +248,8 @@ class Runtime:
                 # spawns never gets more (runtime/scheduler.py _within_parent_grant)
                 extra={"recipe_exec": recipe_exec, "grant": {"tools": granted, "exec": dict(recipe_exec)}},
                 host=host,
+                # the structure tool's models, a new one per call as its service makes them without a factory
+                model_factory=lambda name: self.model_factory(name, self.settings),
             ),
             stream=self.stream,
             host=host,

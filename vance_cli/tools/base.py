@@ -17,6 +17,7 @@ from vance_cli.llm.base import ToolSpec
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
+    from vance_cli.llm.base import ChatModel
     from vance_cli.store.process import InboxItem, Process
 
 
@@ -90,6 +91,10 @@ class ToolContext:
     # outside the process (a child process, another's inbox) uses it to stay idempotent when a
     # crash before the call's result was saved makes the engine run the same call again.
     call_id: str | None = None
+    # The ChatModel for a model string, made the way the runtime driving the process makes its own
+    # (a ``demo:`` model is the demo's brain): a tool that calls a model of its own (structure) uses
+    # it. None: the model layer's make_model.
+    model_factory: Callable[[str], ChatModel] | None = None
 
 
 @dataclass
