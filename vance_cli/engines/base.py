@@ -25,6 +25,21 @@ if TYPE_CHECKING:
     from vance_cli.tools.approval import Gate
     from vance_cli.tools.registry import ToolRegistry
 
+# The key of engine_params under which a turn engine (ford, arthur) saves its open turn's counters
+# (engines/ford.py TurnState). An old or hand-edited file may hold null there: no open turn.
+TURN_KEY = "turn"
+
+
+def turn_state(process: Process) -> dict[str, Any]:
+    """The saved counters of ``process``'s turn; {} when there are none (absent, null, not an object)."""
+    raw = process.engine_params.get(TURN_KEY)
+    return raw if isinstance(raw, dict) else {}
+
+
+def turn_open(process: Process) -> bool:
+    """True when ``process`` has a turn that was opened and not finished (a crash, Ctrl+C, an approval)."""
+    return bool(turn_state(process).get("open"))
+
 
 class EngineHost(WorkerHost, Protocol):
     """What an engine that runs workers (Benjy) asks of the scheduler driving it (runtime/scheduler.py)."""
