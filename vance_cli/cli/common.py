@@ -58,9 +58,11 @@ def model_factory(model: str, settings):
     resumed with `vance chat --resume`) gets the demo's brain, everything else the model layer's.
 
     The commands are the one place that knows both; the model layer knows no demo."""
-    from vance_cli.demo import brain  # small: the brain's texts and answers (llm/base is loaded by now anyway)
+    from vance_cli.names import DEMO_PREFIX
 
-    if model.startswith(brain.DEMO_PREFIX):
+    if model.startswith(DEMO_PREFIX):
+        from vance_cli.demo import brain  # only for a demo model: every other chat -p skips it
+
         return brain.model_factory(model, settings)
     from vance_cli.llm.factory import make_model
 
