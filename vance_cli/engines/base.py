@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from vance_cli.events import Event, EventBus, StatusChanged
 from vance_cli.store.process import Process, Status
@@ -41,6 +41,7 @@ def turn_open(process: Process) -> bool:
     return bool(turn_state(process).get("open"))
 
 
+@runtime_checkable
 class EngineHost(WorkerHost, Protocol):
     """What an engine that runs workers (Benjy) asks of the scheduler driving it (runtime/scheduler.py)."""
 
@@ -59,6 +60,16 @@ class EngineHost(WorkerHost, Protocol):
 
     def model_for(self, name: str | None) -> ChatModel:
         """The model for a recipe's ``model`` (an alias or a model string; ``--model`` wins)."""
+        ...
+
+
+@runtime_checkable
+class Compacting(Protocol):
+    """An engine with a chat history it can summarise on demand (``/compact``): ford and arthur.
+    Benjy's machine state is never compacted, so it is not one (runtime/runner.py refuses)."""
+
+    async def compact(self, process: Process) -> bool:
+        """Summarise the older turns; False when nothing is left to summarise."""
         ...
 
 

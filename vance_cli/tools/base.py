@@ -10,7 +10,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vance_cli.llm.base import ToolSpec
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from vance_cli.store.process import InboxItem, Process
 
 
+@runtime_checkable
 class WorkerHost(Protocol):
     """What the delegation tools (tools/process_tools.py) ask of the scheduler driving the caller.
 
