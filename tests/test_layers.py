@@ -313,3 +313,16 @@ def test_the_architecture_doc_draws_the_floors_in_order():
     block = doc.split("<!-- floors:", 1)[1].split("```", 2)[1]
     drawn = [tuple(n.strip() for n in line.split("  ", 1)[0].split(",")) for line in block.strip().splitlines()]
     assert drawn == list(reversed(FLOORS))
+
+
+def test_the_architecture_doc_names_only_files_that_exist():
+    # The ways through the house name files (`runtime/session.py`, `llm/output/`): one that moved or
+    # never existed sends the reader to the wrong room. (Whether a named file does what the doc says
+    # is for a reader to check: review found the Benjy check credited to runtime/checks.py.)
+    import re
+
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`((?:[a-z_]+/)+(?:[a-z_]+\.py)?)`", doc))
+    assert "runtime/session.py" in named and "llm/output/" in named
+    missing = sorted(n for n in named if not (PACKAGE / n).exists() and not (PACKAGE.parent / n).exists())
+    assert missing == [], f"docs/ARCHITECTURE.md names files that do not exist: {missing}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from vance_cli.errors import VanceError
 from vance_cli.llm.endpoints import shown_url
+from vance_cli.names import DEMO_PREFIX
 
 MIN_PYTHON = (3, 11)
 
@@ -35,7 +36,7 @@ PROVIDER_KEY_VARS: dict[str, tuple[str, ...]] = {
     "together_ai": ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
 }
 # Providers that run on the person's machine and need no key.
-KEYLESS_PREFIXES = ("ollama", "ollama_chat", "lm_studio", "scripted:", "function:", "demo:")
+KEYLESS_PREFIXES = ("ollama", "ollama_chat", "lm_studio", "scripted:", "function:", DEMO_PREFIX)
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Check:
 
 def provider_of(model: str) -> str:
     """``openai`` for ``gpt-4o`` or ``openai/gpt-4o``; the prefix before the first "/" otherwise."""
-    if model.startswith(("scripted:", "function:", "demo:")):
+    if model.startswith(("scripted:", "function:", DEMO_PREFIX)):
         return model.split(":", 1)[0] + ":"
     if "/" in model:
         return model.split("/", 1)[0].lower()

@@ -45,6 +45,9 @@ MODEL_ALIASES: tuple[str, ...] = ("default:fast", "default:analyze", "default:co
 # `coding` recipe Benjy escalates to) goes to the model configured for judgement, not the worker's.
 ALIAS_FALLBACKS: Mapping[str, str] = MappingProxyType({"default:strong": "default:analyze"})
 
+# The model strings of `vance demo`'s scripted brain (vance_cli/demo/brain.py): ``demo:chat`` and so on.
+DEMO_PREFIX = "demo:"
+
 # model.transport: auto picks direct for an OpenAI-style model with an api_base, else litellm.
 TRANSPORTS: tuple[str, ...] = ("auto", "litellm", "direct")
 

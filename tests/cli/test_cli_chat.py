@@ -156,3 +156,49 @@ def test_continue_all_takes_another_folders_chat(tmp_path):
     r = run_cli("chat", "-p", "two", "--continue", "--all", "--json", "--model", model2, cwd=proj)
     assert r.returncode == 0, r.stderr
     assert json_lines(r.stdout)[0]["process_id"] == theirs
+
+
+def test_a_process_file_with_a_null_turn_loads_and_resumes(tmp_path, vance_home):
+    # Found by review of issue 14: `"turn": null` in engine_params (an old or hand-edited file)
+    # crashed `vance chat --plain --resume` and the full-screen app's check for an open turn.
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.engines import ask_again, awaiting_approval, has_work
+    from vance_cli.engines.base import TURN_KEY, turn_open
+    from vance_cli.runtime.runner import Runtime
+    from vance_cli.tui.controller import ChatController
+
+    model = write_script(tmp_path / "s.json", [respond("first answer")])
+    r = run_cli("chat", "-p", "one", "--json", env={"VANCE_MODEL": model})
+    pid = json_lines(r.stdout)[0]["process_id"]
+    path = vance_home / "processes" / f"{pid}.json"
+
+    def null_turn():
+        data = json.loads(path.read_text())
+        assert TURN_KEY in data["engine_params"]
+        data["engine_params"][TURN_KEY] = None
+        path.write_text(json.dumps(data))
+
+    null_turn()
+
+    scopes = Scopes.discover()
+    runtime = Runtime(scopes, Settings.load(scopes))
+    process = runtime.store.load(pid)
+    assert not turn_open(process) and not has_work(process)
+    assert awaiting_approval(process) is None and ask_again(process) is False
+    controller = ChatController(runtime, pid)
+    controller.open()
+    try:
+        assert controller.has_open_turn() is False
+    finally:
+        controller.close()
+
+    model2 = write_script(tmp_path / "s2.json", [respond("second answer")])
+    r = run_cli("chat", "--plain", "--resume", pid, "--model", model2, input="two\n")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "second answer\n"
+    null_turn()
+    model3 = write_script(tmp_path / "s3.json", [respond("third answer")])
+    r = run_cli("chat", "-p", "three", "--resume", pid, "--model", model3)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "third answer\n"

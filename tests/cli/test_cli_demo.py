@@ -151,3 +151,48 @@ def test_a_demo_part_that_does_not_go_as_scripted_fails_the_command(tmp_path, mo
     assert exit_.value.code == 1
     assert "#1 [failed" in out and "NOT AS SCRIPTED: benjy:" in out
     assert "[pass] `python check_slug.py` passes" not in out
+
+
+# Found by review of issue 14: the commands built their StructureService without the commands'
+# model factory, so a `demo:` model went to the model layer, which knows no demo, and was refused
+# as a real provider call (the suite switches those off: VANCE_ALLOW_MODEL_REQUESTS=0).
+
+
+def test_structure_with_the_demo_model_runs_offline(tmp_path):
+    from vance_cli.demo.brain import EXPENSE_SCHEMA, STRUCTURE_COMPLETE
+
+    schema = tmp_path / "expense.json"
+    schema.write_text(json.dumps(EXPENSE_SCHEMA))
+    r = run_cli("structure", STRUCTURE_COMPLETE, "--schema", str(schema), "--model", "demo:structure")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"merchant": "City Cabs", "date": "2026-03-04", "amount": 42.8, "currency": "EUR"}
+
+
+def test_schemas_infer_with_the_demo_model_runs_offline():
+    # The demo's brain answers the content stage, not the builder: its answer fails the builder's
+    # schema (exit 4, stale), which shows the demo brain was asked, and no provider was.
+    r = run_cli("schemas", "infer", "an expense: merchant, date, amount", "--model", "demo:structure", "--no-cache")
+    assert r.returncode == 4, r.stderr
+    assert "switched off" not in r.stderr and "schema builder: /merchant" in r.stderr
+
+
+def test_the_structure_tool_in_a_chat_uses_the_demo_model_offline(tmp_path, vance_home):
+    from tests.helpers import respond, write_script
+    from vance_cli.demo.brain import EXPENSE_SCHEMA, STRUCTURE_COMPLETE
+
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "extractor.yaml").write_text(
+        "name: extractor\ndescription: structures what it hears\nengine: ford\ntools:\n  add: [structure]\n"
+        "systemPrompt: You extract records.\n")
+    (vance_home / "config.toml").write_text('[structure]\nmodel = "demo:structure"\n')
+    call = {"tool_calls": [{"name": "structure", "arguments": {"prompt": STRUCTURE_COMPLETE, "schema": EXPENSE_SCHEMA}}]}
+    model = write_script(tmp_path / "chat.json", [call, respond("structured")])
+    r = run_cli("chat", "-p", "file the taxi", "--recipe", "extractor", "--json", env={"VANCE_MODEL": model})
+    assert r.returncode == 0, r.stderr
+    pid = next(line["process_id"] for line in map(json.loads, r.stdout.splitlines()) if "process_id" in line)
+    process = json.loads((vance_home / "processes" / f"{pid}.json").read_text())
+    tool = next(m for m in process["history"] if m["role"] == "tool")
+    assert not tool["content"].startswith("ERROR"), tool["content"]
+    result = json.loads(tool["content"])
+    assert result["status"] == "ok", result
+    assert result["data"]["amount"] == 42.8

@@ -67,3 +67,23 @@ def test_a_started_run_that_is_not_driven_is_released_and_resolves_from_its_file
     with h.rt.store.lock(pid):
         assert "benjyState" not in h.rt.store.load(pid).engine_params  # the config stays in memory only
     assert h.run(pid).status == Status.DONE  # the first loop entry resolves it from the file
+
+
+def test_status_reads_the_pending_question_through_the_one_accessor(tmp_path):
+    # Found by review of issue 14: status() read benjyState.pendingQuestion itself, so a question
+    # the scheduler and the console take for none (blank text) was shown, to be answered.
+    from vance_cli.engines import pending_question
+    from vance_cli.engines.benjy.state import STATE_KEY, PendingQuestion, load_state
+
+    h = Harness(tmp_path, Brain(items=1))
+    pid = h.start()
+    with h.rt.session(pid) as process:
+        load_state(process).pendingQuestion = PendingQuestion(text="Which parser?", reason="ask_parent", asked=1.0)
+        h.rt.store.save(process)
+    assert h.svc.status(pid)["pendingQuestion"] == {"text": "Which parser?", "reason": "ask_parent", "asked": 1.0}
+    with h.rt.session(pid) as process:
+        load_state(process).pendingQuestion = PendingQuestion(text="   ", reason="ask_parent")
+        assert pending_question(process) is None
+        h.rt.store.save(process)
+    assert h.svc.status(pid)["pendingQuestion"] is None
+    assert h.rt.store.load(pid).engine_params[STATE_KEY]["pendingQuestion"]["text"] == "   "  # it is there

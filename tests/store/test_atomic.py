@@ -44,6 +44,16 @@ def test_a_new_file_gets_the_umask_mode_not_0600(folder):
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~atomic._UMASK
 
 
+def test_a_private_mode_applies_to_a_new_and_a_replaced_file(folder):
+    new, old = folder / "new", folder / "old"
+    old.write_text("old")
+    old.chmod(0o644)
+    for target in (new, old):
+        atomic_write_bytes(target, b"secret", mode=0o600)
+        assert target.read_bytes() == b"secret" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(os.listdir(folder)) == ["new", "old"]
+
+
 def test_json_is_indented_utf8_with_a_trailing_newline(folder):
     target = folder / "f.json"
     atomic_write_json(target, {"a": ["ü", 1]})

@@ -203,3 +203,46 @@ def test_a_huge_integer_in_a_config_or_recipe_is_a_clear_error(vance_home, tmp_p
     recipe.write_text(f"engine: ford\nmaxToolIterations: {'9' * 5000}\n")
     r = vance("recipes", "validate", str(recipe))
     assert r.returncode == 1 and "invalid YAML" in r.stderr and "internal error" not in r.stderr
+
+
+def test_entries_are_written_by_the_one_atomic_writer_private(vance_home, monkeypatch):
+    # Found by review of issue 14: the cache had a third atomic writer of its own.
+    import stat
+
+    from vance_cli.store import atomic
+
+    writes = []
+    real = atomic.atomic_write_bytes
+
+    def recording(path, data, **kw):
+        writes.append((path, kw))
+        real(path, data, **kw)
+
+    monkeypatch.setattr(atomic, "atomic_write_bytes", recording)
+    cached_parse("yaml", "x", lambda t: {"v": t}, home=vance_home)
+    ((path, kw),) = writes
+    assert path.parent == folder(vance_home) and kw == {"mode": 0o600}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.chmod(0o644)  # a replaced entry becomes private again
+    path.write_text("torn")
+    cached_parse("yaml", "x", lambda t: {"v": t}, home=vance_home)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(writes) == 2
+
+
+def test_the_purge_takes_leftover_temp_files_and_survives_what_it_cannot_remove(vance_home, monkeypatch):
+    # Found by review of issue 14: the purge counted and removed only entries, so temp files of
+    # killed writers piled up for ever; and one name it could not remove ended the purge and the
+    # write with it, so the cache stayed full and kept nothing new.
+    monkeypatch.setattr(parse_cache, "MAX_ENTRIES", 4)
+    for i in range(3):
+        cached_parse("yaml", str(i), lambda t: {"v": t}, home=vance_home)
+    leftovers = [folder(vance_home) / ".abc.json.1a2b3c4d.tmp", folder(vance_home) / ".def.4242.tmp"]
+    for leftover in leftovers:
+        leftover.write_text("half")
+    (folder(vance_home) / "stuck.json").mkdir()  # counts as an entry, cannot be unlinked
+    parse = Counting(lambda t: {"v": t})
+    cached_parse("yaml", "new", parse, home=vance_home)  # 4 entries: the purge runs
+    left = sorted(p.name for p in folder(vance_home).iterdir())
+    assert not any(leftover.exists() for leftover in leftovers)
+    assert len(left) == 2 and "stuck.json" in left  # the stuck name and the new entry, nothing else
+    assert cached_parse("yaml", "new", parse, home=vance_home) == {"v": "new"} and parse.calls == 1

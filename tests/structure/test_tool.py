@@ -16,7 +16,7 @@ INLINE = {"type": "object", "properties": {"name": {"type": "string"}}, "require
 
 def ctx(tmp_path, model):
     settings = Settings.load(Scopes.discover(), env={}, overrides={"model.default": "openai/x"})
-    return ToolContext(workspace=tmp_path, settings=settings, extra={"structure_model_factory": lambda name: model})
+    return ToolContext(workspace=tmp_path, settings=settings, model_factory=lambda name: model)
 
 
 def test_tool_is_registered_with_the_spec_parameters():

@@ -60,9 +60,11 @@ def model_factory(model: str, settings):
     resumed with `vance chat --resume`) gets the demo's brain, everything else the model layer's.
 
     The commands are the one place that knows both; the model layer knows no demo."""
-    from vance_cli.demo import brain  # small: the brain's texts and answers (llm/base is loaded by now anyway)
+    from vance_cli.names import DEMO_PREFIX
 
-    if model.startswith(brain.DEMO_PREFIX):
+    if model.startswith(DEMO_PREFIX):
+        from vance_cli.demo import brain  # only for a demo model: every other chat -p skips it
+
         return brain.model_factory(model, settings)
     from vance_cli.llm.factory import make_model
 
@@ -86,3 +88,11 @@ def read_stdin_line() -> str | None:
             hint="send one message per line, or pass a long text with `vance chat -p -`",
         )
     return line or None
+
+
+def structure_service(settings, registry=None):
+    """The StructureService of `vance structure` and `vance schemas infer`: its models come from
+    ``model_factory``, so a ``demo:`` model is the demo's brain and stays offline."""
+    from vance_cli.structure.service import StructureService
+
+    return StructureService(settings, registry=registry, model_factory=lambda name: model_factory(name, settings))

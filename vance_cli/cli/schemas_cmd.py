@@ -177,12 +177,12 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
             import asyncio
 
-            from vance_cli.structure.service import StructureService
+            from vance_cli.cli.common import structure_service
             from vance_cli.terminal import emit_json, err
             from vance_cli.text import json_text
 
             registry, settings = _registry()
-            service = StructureService(settings, registry=registry)
+            service = structure_service(settings, registry)
             built = asyncio.run(service.infer_schema(description, model=model, use_cache=not no_cache))
             for line in built.warnings:
                 err(f"warning: {line}")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from vance_cli.cli.common import model_factory
 from vance_cli.config.context import load_context
+from vance_cli.engines.base import turn_open
 from vance_cli.errors import ModelError
 from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.runtime.interrupt import stop_on_signals
@@ -108,7 +109,7 @@ class LineChat:
 
             self.runtime.approvals.approver = ask_on_the_terminal  # a person is there to answer
         try:
-            if process.inbox or process.engine_params.get("turn", {}).get("open"):
+            if process.inbox or turn_open(process):
                 await self._drive(process)
             while True:
                 line = await asyncio.to_thread(_read_line)
@@ -122,7 +123,7 @@ class LineChat:
                     err(permissions_command(self.runtime.approvals, line.strip()[len("/permissions"):]))
                     continue
                 if line.strip() == "/retry":
-                    if process.engine_params.get("turn", {}).get("open"):
+                    if turn_open(process):
                         await self._drive(process)
                     else:
                         err("nothing to retry: the last turn finished")

@@ -179,11 +179,11 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
             import asyncio
 
-            from vance_cli.cli.common import require_text
+            from vance_cli.cli.common import require_text, structure_service
             from vance_cli.config.context import load_context
             from vance_cli.errors import UsageError
             from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
-            from vance_cli.structure.service import StructureRequest, StructureService
+            from vance_cli.structure.service import StructureRequest
             from vance_cli.terminal import emit_json, err
             from vance_cli.text import json_text
 
@@ -200,7 +200,7 @@ def register(app: typer.Typer) -> None:
             scopes, settings = load_context()
             registry = SchemaRegistry(scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT)))
             value, used_mode, inferred = load_schema_arg(schema, mode, registry.known_names)
-            service = StructureService(settings, registry=registry)
+            service = structure_service(settings, registry)
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
             result.modeInferred = inferred

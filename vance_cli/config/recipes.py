@@ -26,7 +26,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import check as trust_check
 from vance_cli.config.trust import project_trusted
 from vance_cli.errors import ConfigError
-from vance_cli.names import KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
+from vance_cli.names import ALIAS_PREFIX, KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse, error_of
 from vance_cli.text import did_you_mean
 
@@ -144,7 +144,7 @@ class Recipe(_Strict):
         model = model.strip()
         if not model:
             raise ValueError("must not be empty (leave it out to use the configured default model)")
-        if model.startswith("default:") and model not in MODEL_ALIASES:
+        if model.startswith(ALIAS_PREFIX) and model not in MODEL_ALIASES:
             raise ValueError(
                 f"unknown model alias {model!r} (known: {', '.join(MODEL_ALIASES)}){did_you_mean(model, MODEL_ALIASES)}"
             )

@@ -14,8 +14,8 @@ from typing import Any
 
 from vance_cli.llm.base import Capabilities, ChatRequest, Completion
 from vance_cli.messages import ToolCall, Usage
+from vance_cli.names import DEMO_PREFIX
 
-DEMO_PREFIX = "demo:"
 CAPABILITIES = Capabilities(family="other", tools=True, json_schema=True, strict_json_schema=False,
                             json_object=True, parallel_tool_calls=False)
 

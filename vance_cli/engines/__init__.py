@@ -59,19 +59,24 @@ def has_work(process: Process) -> bool:
         return benjy_has_work(process)
     # ford / arthur: an open turn (a crash or Ctrl+C mid-turn) is finished on the next drive;
     # one paused on an approval nobody gave waits for the person (ask_again), not for the scheduler
-    turn = process.engine_params.get("turn") or {}
-    return bool(turn.get("open")) and not turn.get("awaiting_approval")
+    from vance_cli.engines.base import turn_open, turn_state  # the contract (pydantic): on use only
+
+    return turn_open(process) and not turn_state(process).get("awaiting_approval")
 
 
 def awaiting_approval(process: Process) -> str | None:
     """The tool whose call waits for the person's approval (the turn paused, kept open), or None."""
-    return (process.engine_params.get("turn") or {}).get("awaiting_approval") or None
+    from vance_cli.engines.base import turn_state
+
+    return turn_state(process).get("awaiting_approval") or None
 
 
 def ask_again(process: Process) -> bool:
     """The person drives ``process`` again (resume, a message): a paused approval is asked again."""
-    turn = process.engine_params.get("turn")
-    if isinstance(turn, dict) and turn.get("awaiting_approval"):
+    from vance_cli.engines.base import turn_state
+
+    turn = turn_state(process)  # the saved dict itself, so the change below is saved with it
+    if turn.get("awaiting_approval"):
         turn["awaiting_approval"] = None
         return True
     return False

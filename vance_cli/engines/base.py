@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from vance_cli.events import Event, EventBus, StatusChanged
 from vance_cli.store.process import Process, Status
@@ -25,7 +25,23 @@ if TYPE_CHECKING:
     from vance_cli.tools.approval import Gate
     from vance_cli.tools.registry import ToolRegistry
 
+# The key of engine_params under which a turn engine (ford, arthur) saves its open turn's counters
+# (engines/ford.py TurnState). An old or hand-edited file may hold null there: no open turn.
+TURN_KEY = "turn"
 
+
+def turn_state(process: Process) -> dict[str, Any]:
+    """The saved counters of ``process``'s turn; {} when there are none (absent, null, not an object)."""
+    raw = process.engine_params.get(TURN_KEY)
+    return raw if isinstance(raw, dict) else {}
+
+
+def turn_open(process: Process) -> bool:
+    """True when ``process`` has a turn that was opened and not finished (a crash, Ctrl+C, an approval)."""
+    return bool(turn_state(process).get("open"))
+
+
+@runtime_checkable
 class EngineHost(WorkerHost, Protocol):
     """What an engine that runs workers (Benjy) asks of the scheduler driving it (runtime/scheduler.py)."""
 
@@ -44,6 +60,16 @@ class EngineHost(WorkerHost, Protocol):
 
     def model_for(self, name: str | None) -> ChatModel:
         """The model for a recipe's ``model`` (an alias or a model string; ``--model`` wins)."""
+        ...
+
+
+@runtime_checkable
+class Compacting(Protocol):
+    """An engine with a chat history it can summarise on demand (``/compact``): ford and arthur.
+    Benjy's machine state is never compacted, so it is not one (runtime/runner.py refuses)."""
+
+    async def compact(self, process: Process) -> bool:
+        """Summarise the older turns; False when nothing is left to summarise."""
         ...
 
 

@@ -1,7 +1,7 @@
 """Ford: the tool loop that ends every turn with one `respond` call (structured-engine-output spec).
 
 The loop is a state machine over the persisted process: every step appends to the history and
-saves before the next effect runs, and the turn's counters live in ``engine_params["turn"]``, so a
+saves before the next effect runs, and the turn's counters live in ``engine_params[TURN_KEY]``, so a
 killed run resumes exactly where it stopped. A read-only tool call whose result never reached the
 disk simply runs again; a side-effecting one (``Tool.side_effects``: file_write, exec_run) is
 recorded as started before it runs and is never run again: after an interruption its result tells
@@ -39,7 +39,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.engines.base import Engine
+from vance_cli.engines.base import TURN_KEY, Engine, turn_state
 from vance_cli.engines.compact import (
     KEEP_TURNS,
     SUMMARY_KIND,
@@ -128,11 +128,11 @@ class TurnState:
 
     @classmethod
     def of(cls, process: Process) -> TurnState:
-        raw = process.engine_params.get("turn") or {}
+        raw = turn_state(process)
         return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
 
     def store(self, process: Process) -> None:
-        process.engine_params["turn"] = dict(self.__dict__)
+        process.engine_params[TURN_KEY] = dict(self.__dict__)
 
 
 class FordEngine(Engine):

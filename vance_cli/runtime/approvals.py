@@ -18,7 +18,6 @@ with the question, and no ``sandboxed_exec`` shortcut applies: every command ask
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from vance_cli.config.permissions import (
@@ -156,6 +155,8 @@ class ApprovalGate:
 
     def allow_hint(self, request: ApprovalRequest) -> str:
         if request.subject is not None and len(request.subject) <= 60 and "\n" not in request.subject:
+            import shlex  # only for this hint: a turn that asks nobody never loads it
+
             flag = f"--allow {shlex.quote(request.tool + ':' + exact(request.subject))}"
         else:
             flag = f"--allow {request.tool}"

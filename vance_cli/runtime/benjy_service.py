@@ -253,6 +253,7 @@ class BenjyService:
 
     def status(self, pid: str) -> dict[str, Any]:
         """Todos, counters, the pending question: read from the file, no lock, no model."""
+        from vance_cli.engines import pending_question
         from vance_cli.engines.benjy.state import encode, load_state
 
         store = self.runtime.store
@@ -274,7 +275,9 @@ class BenjyService:
             "counters": state["counters"],
             "queue": [t["type"] + (f" #{t['item']}" if t.get("item") else "") for t in state["queue"]],
             "inFlight": state.get("inFlight"),
-            "pendingQuestion": state.get("pendingQuestion"),
+            # the question as the scheduler, the console and `benjy answer` see it (one accessor:
+            # a blank one is none); its reason and time from the state
+            "pendingQuestion": {**state["pendingQuestion"], "text": question} if (question := pending_question(process)) else None,
             "diagnosis": state.get("diagnosis"),
             "usage": process.usage.model_dump(),
         }

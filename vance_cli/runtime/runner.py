@@ -26,7 +26,7 @@ from vance_cli.store.process import InboxItem, Process, Status
 
 if TYPE_CHECKING:
     from vance_cli.config.recipes import Recipe
-    from vance_cli.engines.base import EngineHost
+    from vance_cli.engines.base import Engine, EngineHost
     from vance_cli.tools.approval import Gate
 
 ModelFactory = Callable[[str, Settings], ChatModel]
@@ -248,6 +248,8 @@ class Runtime:
                 # spawns never gets more (runtime/scheduler.py _within_parent_grant)
                 extra={"recipe_exec": recipe_exec, "grant": {"tools": granted, "exec": dict(recipe_exec)}},
                 host=host,
+                # the structure tool's models, a new one per call as its service makes them without a factory
+                model_factory=lambda name: self.model_factory(name, self.settings),
             ),
             stream=self.stream,
             host=host,
@@ -389,14 +391,15 @@ def _snapshot_tools(process: Process) -> list[str]:
         return []
 
 
-async def _compact(engine, process: Process) -> bool:
-    compact = getattr(engine, "compact", None)
-    if compact is None:
+async def _compact(engine: Engine, process: Process) -> bool:
+    from vance_cli.engines.base import Compacting
+
+    if not isinstance(engine, Compacting):
         raise UsageError(
             f"process {process.id} ({process.engine}) has no chat history to compact",
             hint="/compact works on chats (Arthur, Ford); Benjy's state is never compacted",
         )
     try:
-        return await compact(process)
+        return await engine.compact(process)
     finally:
         engine.flush_events()

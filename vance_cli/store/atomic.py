@@ -102,21 +102,25 @@ def atomic_write_text(
 
 
 def atomic_write_bytes(
-    path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False
+    path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False, mode: int | None = None
 ) -> None:
     """Replace ``path`` with ``data`` atomically (creating the parent folder if needed).
 
     ``exclusive`` as in :func:`atomic_write_text`. ``sync_folder`` fsyncs the folder after a
     replace too (a person's file: the new version, not only the new name, survives a power cut).
+    ``mode``: the file's mode, new or replaced (0o600 for a private file); None keeps the mode of
+    the file replaced, and a new file gets the usual umask mode.
     """
     path = Path(path)
     folder = path.parent
     try:
         # Keep the mode of the file we replace; a new file gets the usual umask mode.
-        mode = stat.S_IMODE(os.stat(path).st_mode)
+        kept = stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
-        mode = 0o666 & ~_UMASK
+        kept = 0o666 & ~_UMASK
         folder.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = kept
     # Plain os.open with O_EXCL and a random name: what NamedTemporaryFile does, without its
     # per-call overhead and the chmod it needs afterwards (this runs at every engine step).
     tmp_path = folder / _temp_name(path.name)

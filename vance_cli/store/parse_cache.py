@@ -7,8 +7,9 @@ with it and misses it without). The parsed value is kept in ``$VANCE_HOME/cache/
 the next run that reads the same text loads the JSON, which the standard library parses without
 either import. Python's own ``__pycache__`` is the model.
 
-What is kept: the bundled defaults and recipes (where the figure comes from). A person's
-config.toml is not (config/settings.py): it may hold an API key, and keeping it saved ~2 ms more.
+What is kept: the bundled defaults and every recipe file read (bundled, the person's, a project's;
+the bundled ones are where the figure comes from). A person's config.toml is not
+(config/settings.py): it may hold an API key, and keeping it saved ~2 ms more.
 
 It cannot serve a stale value: the key is a hash of the parser's name and the whole text, so an
 edited file is a new key (the file is still read every time; only parsing is saved). Only values
@@ -16,8 +17,9 @@ that survive a JSON round trip unchanged are kept (YAML dates, integer keys or N
 again every time). A parse error is never cached; the parser raises it as before. The cache is
 only written when the state folder already exists (a command that has never written state leaves
 no cache behind), never fails a command (a folder it cannot write is skipped), and an entry that
-cannot be read back whole is parsed again. Entries are private to their owner (0600 in a 0700
-folder): a parsed config.toml may hold an API key.
+cannot be read back whole is parsed again. Entries are written with store/atomic.py, private to
+their owner (0600 in a 0700 folder: a recipe is the person's text). Past ``MAX_ENTRIES`` entries
+the folder is emptied (entries and temp files a killed writer left), then the new entry written.
 """
 
 from __future__ import annotations
@@ -96,33 +98,40 @@ def error_of(module: str, name: str) -> type[Exception]:
 
 
 def _keep(folder: Path, key: str, value: Any) -> None:
-    """Write the entry readable by its owner only (a config file may hold an API key); no fsync:
-    an entry lost to a power cut is parsed again, and a torn one is not read (its key is checked)."""
+    """Write the entry atomically (store/atomic.py), readable by its owner only."""
     try:
         dumped = json.dumps({"key": key, "value": value}, allow_nan=False)  # ASCII: lone surrogates too
         if len(dumped) > MAX_ENTRY_CHARS or json.loads(dumped)["value"] != value:  # e.g. integer keys
             return
     except (TypeError, ValueError, RecursionError):  # a date, bytes, NaN, deep nesting…: not kept
         return
-    tmp = folder / f".{key}.{os.getpid()}.tmp"
+    from vance_cli.store.atomic import atomic_write_bytes  # a warm run never writes: it never imports it
+
     try:
         if not folder.is_dir():
             folder.parent.mkdir(mode=0o700, exist_ok=True)
             folder.mkdir(mode=0o700, exist_ok=True)
-        entries = [name for name in os.listdir(folder) if name.endswith(".json")]
-        if len(entries) >= MAX_ENTRIES:
-            for name in entries:
-                (folder / name).unlink(missing_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o600)
-        try:
-            view = memoryview(dumped.encode("ascii"))
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, folder / f"{key}.json")
+        _purge_when_full(folder)
+        atomic_write_bytes(folder / f"{key}.json", dumped.encode("ascii"), mode=0o600)
     except Exception:  # noqa: BLE001 - a cache that cannot be written is only a slower next run
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
+        pass
+
+
+def _purge_when_full(folder: Path) -> None:
+    """Past MAX_ENTRIES entries, remove them all and the temp files killed writers left behind.
+
+    Each name is removed on its own: one that cannot be (a folder, a file of another owner) is
+    left, and neither stops the rest nor the write that follows. A temp file of a writer still
+    running may go too; that writer then keeps nothing (its replace fails), which costs only time.
+    """
+    from vance_cli.store.atomic import is_temp_file
+
+    names = os.listdir(folder)
+    if sum(1 for name in names if name.endswith(".json")) < MAX_ENTRIES:
+        return
+    for name in names:
+        if name.endswith(".json") or is_temp_file(folder / name):
+            try:
+                (folder / name).unlink()
+            except OSError:
+                pass

@@ -10,16 +10,18 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from vance_cli.llm.base import ToolSpec
 
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
+    from vance_cli.llm.base import ChatModel
     from vance_cli.store.process import InboxItem, Process
 
 
+@runtime_checkable
 class WorkerHost(Protocol):
     """What the delegation tools (tools/process_tools.py) ask of the scheduler driving the caller.
 
@@ -90,6 +92,10 @@ class ToolContext:
     # outside the process (a child process, another's inbox) uses it to stay idempotent when a
     # crash before the call's result was saved makes the engine run the same call again.
     call_id: str | None = None
+    # The ChatModel for a model string, made the way the runtime driving the process makes its own
+    # (a ``demo:`` model is the demo's brain): a tool that calls a model of its own (structure) uses
+    # it. None: the model layer's make_model.
+    model_factory: Callable[[str], ChatModel] | None = None
 
 
 @dataclass

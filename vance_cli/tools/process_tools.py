@@ -14,7 +14,7 @@ from typing import Any
 from vance_cli.store.transcript import child_outcome
 from vance_cli.text import shorten
 from vance_cli.tools.approval import grant_run
-from vance_cli.tools.base import Tool, ToolContext, ToolResult, WorkerHost
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
 
 SPAWN_PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -62,15 +62,11 @@ SPAWNED = "spawned"  # in the meta of the caller's assistant message: {call id: 
 STEERED = "steered"  # likewise: {call id: the id of the inbox item sent}
 
 
-def _host(ctx: ToolContext) -> WorkerHost | None:
-    return ctx.host
-
-
 async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     from vance_cli.errors import VanceError
     from vance_cli.store.process import new_process_id
 
-    host = _host(ctx)
+    host = ctx.host
     if host is None or ctx.process_id is None:
         return ToolResult.error(_NO_HOST)
     parent = host.find(ctx.process_id)
@@ -135,7 +131,7 @@ async def _spawn_preview(args: dict[str, Any], ctx: ToolContext):
     check = args.get("check")
     if check:
         fields.append(("check", str(check)))
-    host = _host(ctx)
+    host = ctx.host
     parent = host.find(ctx.process_id) if host is not None and ctx.process_id else None
     try:
         recipe, params = host.prepare_worker(name, check=check, parent=parent, grant=ctx.extra.get("grant")) if host is not None else ({}, {})
@@ -162,7 +158,7 @@ def _calling_message(process: Any, call_id: str | None) -> Any:
 
 
 def _find(ctx: ToolContext, pid: str):
-    host = _host(ctx)
+    host = ctx.host
     if host is None:
         return None, ToolResult.error(_NO_HOST)
     try:
@@ -206,7 +202,7 @@ async def _steer(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return error
     if process.parent != ctx.process_id:
         return ToolResult.error(f"process {process.id} is not a worker of this process")
-    host = _host(ctx)
+    host = ctx.host
     assert host is not None  # _find found the process through it
     # As in process_spawn: the message's id goes into the calling message (saved) before the
     # worker gets it, so a call re-run after a crash does not send it twice (the worker may have
@@ -267,10 +263,3 @@ def make_process_steer() -> Tool:
         parameters=STEER_PARAMETERS,
         run=_steer,
     )
-
-
-FACTORIES = {
-    "process_spawn": make_process_spawn,
-    "process_status": make_process_status,
-    "process_steer": make_process_steer,
-}

@@ -6,8 +6,8 @@ its words in ``refusal``) are results, not tool errors: the caller decides wheth
 retry or give up. Bad input (an invalid inline schema,
 an unknown schema name) is an error result naming the fix.
 
-Settings come from ``ToolContext.settings``; tests may put a model factory
-(``Callable[[str], ChatModel]``) in ``ToolContext.extra["structure_model_factory"]``.
+Settings come from ``ToolContext.settings``, the model for a model string from
+``ToolContext.model_factory`` (the runtime's, so a ``demo:`` model stays the demo's brain).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         from vance_cli.config.settings import Settings
 
         settings = Settings.load(Scopes.discover())
-    service = StructureService(settings, model_factory=ctx.extra.get("structure_model_factory"))
+    service = StructureService(settings, model_factory=ctx.model_factory)
     # schemaMode stays None when omitted, so the service infers it and reports modeInferred.
     request = StructureRequest(
         prompt=args["prompt"],

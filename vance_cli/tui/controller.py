@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 
+from vance_cli.engines.base import turn_open
 from vance_cli.events import Event, EventBus
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.session import ChatSession
@@ -111,7 +112,7 @@ class ChatController:
 
     def has_open_turn(self) -> bool:
         process = self.process
-        return bool(process and (process.inbox or process.engine_params.get("turn", {}).get("open")))
+        return bool(process and (process.inbox or turn_open(process)))
 
     def status(self) -> StatusInfo:
         p = self.process
