@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,21 +135,91 @@ def rule_problems(plan: Any) -> list[str]:
     return problems
 
 
-def declared_names(schema: Any) -> set[str]:
-    """Every property name some part of the caller's schema declares (properties or required)."""
-    names: set[str] = set()
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("properties"), dict):
-                names |= set(node["properties"])
-            if isinstance(node.get("required"), list):
-                names |= {r for r in node["required"] if isinstance(r, str)}
-            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
-        elif isinstance(node, list):
-            stack.extend(node)
+def undeclared_keys(schema: Any, instance: Any) -> Counter[str]:
+    """The keys of ``instance`` (counted once per place they occur) that no part of the caller's
+    schema applying at their place declares (``properties``, ``required`` or a matching
+    ``patternProperties``).
+
+    Over-approximated: every branch of an ``anyOf``/``oneOf``/``if``/``dependentSchemas`` counts
+    as applying, and a ``$dynamicRef`` as reaching every node with its anchor. A key that no
+    part applying at its place declares may be left out by an object strict mode closed."""
+    import re
+
+    from vance_cli.schema.refs import prepare_schema
+
+    prepared = prepare_schema(schema)
+    anchors: dict[str, list[Any]] = {}
+    todo = [prepared.body, *prepared.defs.values()]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, dict):
+            if isinstance(n.get("$dynamicAnchor"), str):
+                anchors.setdefault(n["$dynamicAnchor"], []).append(n)
+            todo.extend(v for k, v in n.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(n, list):
+            todo.extend(n)
+
+    def expand(nodes: list[Any]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        seen: set[int] = set()
+        stack = list(nodes)
+        while stack:
+            n = stack.pop()
+            if not isinstance(n, dict) or id(n) in seen:
+                continue
+            seen.add(id(n))
+            out.append(n)
+            if isinstance(n.get("$ref"), str):
+                stack.append(prepared.target(n["$ref"]))
+            if isinstance(n.get("$dynamicRef"), str):
+                stack.extend(anchors.get(n["$dynamicRef"].rsplit("#", 1)[-1], []))
+            for key in ("allOf", "anyOf", "oneOf"):
+                if isinstance(n.get(key), list):
+                    stack.extend(n[key])
+            stack.extend(n.get(key) for key in ("if", "then", "else"))
+            if isinstance(n.get("dependentSchemas"), dict):
+                stack.extend(n["dependentSchemas"].values())
+        return out
+
+    names: Counter[str] = Counter()
+    work: list[tuple[Any, list[Any], int]] = [(instance, [prepared.body], 0)]
+    while work:
+        value, nodes, depth = work.pop()
+        if depth > 32:
+            continue
+        here = expand(nodes)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                subs: list[Any] = []
+                declared = False
+                for n in here:
+                    props = n.get("properties") if isinstance(n.get("properties"), dict) else {}
+                    patterns = n.get("patternProperties") if isinstance(n.get("patternProperties"), dict) else {}
+                    matched = [sub for p, sub in patterns.items() if _search(re, p, key)]
+                    required = n.get("required") if isinstance(n.get("required"), list) else []
+                    declared = declared or bool(key in props or matched or key in required)
+                    subs += ([props[key]] if key in props else []) + matched
+                    if key not in props and not matched and isinstance(n.get("additionalProperties"), dict):
+                        subs.append(n["additionalProperties"])
+                if not declared:
+                    names[key] += 1
+                work.append((item, subs, depth + 1))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                subs = []
+                for n in here:
+                    prefix = n.get("prefixItems") if isinstance(n.get("prefixItems"), list) else []
+                    subs += [prefix[i]] if i < len(prefix) else []
+                    subs += [n[k] for k in ("items", "contains") if isinstance(n.get(k), dict)]
+                work.append((item, subs, depth + 1))
     return names
+
+
+def _search(re: Any, pattern: str, key: str) -> bool:
+    try:
+        return re.search(pattern, key) is not None
+    except re.error:
+        return False
 
 
 def closed_line(plan: Any) -> bool:
@@ -224,8 +295,8 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
                 else:
                     reply, dropped = provider_reply(instance, plan.schema, envelope=plan.envelope)
                 if dropped:
-                    declared = declared_names(schema)
-                    if set(dropped) & declared or not closed_line(plan):
+                    undeclared = undeclared_keys(schema, instance)
+                    if Counter(dropped) - undeclared or not closed_line(plan):
                         problems.add("forbidden", f"{label}: keys {dropped} not declared by the provider schema")
                         continue
                     # Keys no part of the caller's schema declares, left out by an object strict

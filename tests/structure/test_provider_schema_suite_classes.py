@@ -103,7 +103,25 @@ def test_dynamic_ref_keeps_the_properties_its_targets_declare():
     plan = build_plan(schema, OPENAI)
     assert plan.strict
     assert sendable(plan, {"foo": "x", "bar": "y"})
-    assert any("$dynamicRef removed" in line for line in plan.downgrades)
+    # The one "addons" anchor of the schema is the only possible target: the $dynamicRef is sent
+    # as the $ref it then is (merged here), so nothing is removed and "bar" keeps its type.
+    assert not any("$dynamicRef" in line for line in plan.downgrades)
+    assert not sendable(plan, {"foo": "x", "bar": 1})
+
+
+def test_a_dynamic_ref_the_dynamic_scope_decides_is_removed_with_a_line():
+    schema = {
+        "$id": "https://e.com/root", "type": "object", "$ref": "list",
+        "$defs": {
+            "list": {"$id": "list", "$dynamicAnchor": "addons", "type": "object",
+                     "properties": {"x": {"$dynamicRef": "#addons"}}},
+            "addons": {"$id": "addons", "$dynamicAnchor": "addons", "properties": {"bar": {"type": "string"}}},
+        },
+    }
+    for caps in (OPENAI, GEMINI, OLLAMA):
+        plan = build_plan(schema, caps)  # a target holding the same $dynamicRef: folded once, no RecursionError
+        assert any("$dynamicRef" in line and "removed" in line for line in plan.downgrades)
+        assert sendable(plan, {"x": {"x": {}}})
 
 
 @pytest.mark.parametrize("family", ["openai", "anthropic", "gemini", "ollama"])

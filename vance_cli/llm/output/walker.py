@@ -236,8 +236,13 @@ class Walker(Merger):
                 self.lost(parts, "enum of objects or arrays")
 
         if isinstance(node.get("$dynamicRef"), str) and ("$dynamicRef" not in sup):
-            # Removed below; the properties its possible targets declare stay allowed.
-            folds += self.dynamic_targets(node["$dynamicRef"])
+            # Removed below; the properties its possible targets declare stay allowed. Once per
+            # path: a target that holds the same $dynamicRef (a recursive list) is not folded
+            # into itself again (below that, the node allows any value, or strict goes off).
+            mark = f"$dynamicRef {node['$dynamicRef']}"
+            if mark not in stack:
+                folds += self.dynamic_targets(node["$dynamicRef"])
+                stack = stack + (mark,)
         if self.strict and isinstance(node.get("anyOf"), list):
             node = self._share_properties(node, stack)
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
