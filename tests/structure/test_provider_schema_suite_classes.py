@@ -212,3 +212,17 @@ def test_schema_check_and_builder_escape_the_pointers_they_print():
     with pytest.raises(InvalidSchema, match=r"at /properties/a~1b~0/type"):
         check_schema({"properties": {"a/b~": {"type": 5}}})
     assert _draft_check({"schema": {"properties": {"a/b~": {"type": 5}}}})[0].startswith("/schema/properties/a~1b~0/type:")
+
+
+def test_downgrade_lines_escape_the_pointers_they_print():
+    # Ollama (as written): a `not` with a format under a property named "a/b~".
+    schema = {"type": "object", "properties": {"a/b~": {"type": "string", "not": {"format": "email"}}}}
+    plan = build_plan(schema, OLLAMA)
+    assert any(line.startswith("/properties/a~1b~0: not removed") for line in plan.downgrades), plan.downgrades
+    # A definition named with a slash, sent to Ollama: the line points into $defs with it escaped.
+    schema = {"$ref": "#/$defs/d", "$defs": {"d": {"type": "string", "not": {"format": "email"}}}}
+    assert any(line.startswith("/$defs/d: not removed") for line in build_plan(schema, OLLAMA).downgrades)
+    # OpenAI: an enum over the 15,000-character limit under "x/y".
+    big = [f"value-{i:04d}-" + "z" * 60 for i in range(300)]
+    plan = build_plan({"type": "object", "properties": {"x/y": {"enum": big}}, "required": ["x/y"]}, OPENAI)
+    assert any(line.startswith("/properties/x~1y: enum of 300 values") for line in plan.downgrades), plan.downgrades

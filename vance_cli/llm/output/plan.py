@@ -41,6 +41,7 @@ from vance_cli.schema.refs import (
     refs_in,
     rewrite_refs,
 )
+from vance_cli.text import json_pointer
 
 RESULT_KEY = "result"
 NEED_KEY = "_need"
@@ -211,7 +212,7 @@ def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, l
             "(dynamic references are not enforced by the provider; checked locally)"
         )
     body = relax_negations(_as_written(prepared.body, dynamic), "", notes)
-    defs = {k: relax_negations(_as_written(v, dynamic), f"/$defs/{k}", notes) for k, v in prepared.defs.items()}
+    defs = {k: relax_negations(_as_written(v, dynamic), json_pointer(["$defs", k]), notes) for k, v in prepared.defs.items()}
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
     provider = _fix_unresolvable(provider, notes)
     return provider, envelope, notes
