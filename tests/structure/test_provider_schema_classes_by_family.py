@@ -248,6 +248,28 @@ CLASSES: dict[str, list[tuple[str, dict, list, list]]] = {
         ("nested $id bases", {"$id": "http://e.com/a/", "$defs": {"b": {"$id": "b/", "$defs": {
             "c": {"$id": "c.json", "type": "integer"}}, "$ref": "c.json"}}, "$ref": "b/"}, [1], ["x"]),
     ],
+    # Found while writing these tests: strict mode closed an object to its named properties and
+    # dropped its patternProperties, so a key only a pattern allows could not be sent.
+    "patternProperties beside properties in strict": [
+        ("open", {"type": "object", "properties": {"a": {"type": "string"}}, "patternProperties": {"^x-": {"type": "integer"}}},
+         [{"a": "s", "x-1": 1}], [{"x-1": "s"}]),
+        ("additionalProperties false", {"type": "object", "properties": {"a": {"type": "string"}},
+                                        "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False},
+         [{"a": "s", "x-1": 1}], [{"x-1": "s"}, {"b": 1}]),
+        ("a false pattern", {"type": "object", "properties": {"a": {"type": "string"}}, "patternProperties": {"^x-": False}},
+         [{"a": "s"}], [{"x-1": "s"}]),
+    ],
+    # The real-world shapes (corpus findings).
+    "a $ref with siblings, a recursive $ref'd array": [
+        ("ref with a description", {"type": "object", "properties": {"a": {"$ref": "#/$defs/A", "description": "x"}},
+                                    "$defs": {"A": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}}},
+         [{"a": {"x": 1}}, {}], [{"a": {"x": "s"}}]),
+        ("optional strings in a recursive array", {"$ref": "#/$defs/Node", "$defs": {"Node": {
+            "type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "note": {"type": "string"},
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}},
+         [{"name": "a", "kids": [{"name": "b"}, {"name": "c", "note": "n"}]}], [{"name": "a", "kids": [{"note": "x"}]}]),
+    ],
 }
 
 CASES = [(cls, cid, schema, valid, invalid) for cls, rows in CLASSES.items() for cid, schema, valid, invalid in rows]

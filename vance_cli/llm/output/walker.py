@@ -286,6 +286,14 @@ class Walker(Merger):
                     ptr(parts),
                     "an object whose keys are only given by patterns (strict mode needs its properties declared)",
                 )
+            if self.strict and any(sub is not False for sub in patterns.values()):
+                # Closed to its named properties, the object could not hold the keys the
+                # patterns allow (additionalProperties: false does not forbid those).
+                raise NotStrict(
+                    ptr(parts),
+                    "an object with patternProperties (strict mode closes it to its named properties, "
+                    "so keys the patterns allow could not be sent)",
+                )
             if not self.strict and extra is not None and extra is not True:
                 # Keys matching a pattern must stay allowed once the patterns are gone.
                 allowed = [s for s in patterns.values()] + ([] if extra is False else [extra])
