@@ -87,6 +87,8 @@ class Problems:
     strict_off: int = 0
     plans: int = 0
     undeclared: int = 0  # valid instances with keys no schema declares, left out of closed objects
+    valid: int = 0  # valid instances tried
+    invalid: int = 0  # invalid instances tried
 
     def add(self, kind: str, line: str) -> None:
         self.found[kind].append(line)
@@ -287,6 +289,10 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
         except Exception:  # noqa: BLE001
             continue
         label = f"{where} / {desc}"
+        if valid:
+            problems.valid += 1
+        else:
+            problems.invalid += 1
         try:
             if valid:
                 wrapped = {"result": instance, **({"_need": None} if allow_need else {})} if plan.envelope else instance
@@ -339,10 +345,11 @@ if __name__ == "__main__":  # python -m tests.structure.suite_driver [--need] [-
     start = time.perf_counter()
     results = run_all(allow_need="--need" in sys.argv)
     took = time.perf_counter() - start
-    print(f"{'family':18} {'plans':>6} {'strict-off':>10} {'undeclared':>10} " + " ".join(f"{k:>9}" for k in CLASSES))
+    head = f"{'family':18} {'plans':>6} {'valid':>6} {'invalid':>7} {'strict-off':>10} {'undeclared':>10} "
+    print(head + " ".join(f"{k:>9}" for k in CLASSES))
     for name, p in results.items():
         print(
-            f"{name:18} {p.plans:6} {p.strict_off:10} {p.undeclared:10} "
+            f"{name:18} {p.plans:6} {p.valid:6} {p.invalid:7} {p.strict_off:10} {p.undeclared:10} "
             + " ".join(f"{n:9}" for n in p.counts().values())
         )
     print(f"{took:.1f} s")
