@@ -302,3 +302,36 @@ def test_a_valid_answer_stays_valid_against_the_schema_sent(family, cls, cid, sc
                 assert openai_strict_problems(plan.schema) == []
             if not plan.strict:
                 assert plan.downgrades[0].startswith("strict output off: ")
+
+
+FIRSTS = [(cls, rows[0]) for cls, rows in CLASSES.items()]
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("cls, row", FIRSTS, ids=[c for c, _ in FIRSTS])
+async def test_call_for_json_gets_each_valid_answer_back(scripted, family, cls, row):
+    """End to end (Benjy's call_for_json, and with ``_need`` as ``vance structure`` asks): a
+    scripted model that sends each valid answer the way a provider holding the request's schema
+    would gets it accepted in one iteration, as a value the caller's schema accepts."""
+    from vance_cli.llm.output.json_call import call_for_json
+    from vance_cli.messages import Message
+    from vance_cli.schema.reasons import make_validator
+
+    _cid, schema, valid, _invalid = row
+    caps = FAMILIES[family]
+    caller = make_validator(schema)
+    for allow_need in (False, True):
+        plan = build_plan(schema, caps, allow_need=allow_need)
+        for value in valid:
+            reply, dropped = provider_reply(value, plan.schema, envelope=plan.envelope)
+            model = scripted(reply, caps=caps)
+            out = await call_for_json(
+                model, messages=[Message(role="user", content="go")], schema=schema, capabilities=caps,
+                allow_need=allow_need,
+            )
+            assert out.status == "ok" and out.iterations == 1, (value, out.errors)
+            assert caller.is_valid(out.data)
+            if not dropped:
+                assert out.data == value  # exactly the answer: the way back strips only injected nulls
+            sent = model.requests[0].response_format["json_schema"]
+            assert sent["schema"] == plan.schema and sent["strict"] is plan.strict

@@ -50,6 +50,11 @@ def test_anyof_alternatives_can_combine_keys_declared_in_different_alternatives(
     assert sendable(plan, {"a": 1, "b": 2})
     reply, _ = provider_reply({"a": 1}, plan.schema, envelope=plan.envelope)
     assert strip_injected_nulls(reply["result"], schema) == {"a": 1}
+    # The empty answer: the provider had to send a null for "a" and for "b" (which the first
+    # alternative declares only because its sibling does); both nulls are injected ones.
+    reply, _ = provider_reply({}, plan.schema, envelope=plan.envelope)
+    assert reply["result"] == {"a": None, "b": None}
+    assert strip_injected_nulls(reply["result"], schema) == {}
 
 
 def test_an_alternative_with_an_additional_properties_schema_gives_sibling_keys_that_schema():
