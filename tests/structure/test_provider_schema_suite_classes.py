@@ -50,6 +50,11 @@ def test_anyof_alternatives_can_combine_keys_declared_in_different_alternatives(
     assert sendable(plan, {"a": 1, "b": 2})
     reply, _ = provider_reply({"a": 1}, plan.schema, envelope=plan.envelope)
     assert strip_injected_nulls(reply["result"], schema) == {"a": 1}
+    # The empty answer: the provider had to send a null for "a" and for "b" (which the first
+    # alternative declares only because its sibling does); both nulls are injected ones.
+    reply, _ = provider_reply({}, plan.schema, envelope=plan.envelope)
+    assert reply["result"] == {"a": None, "b": None}
+    assert strip_injected_nulls(reply["result"], schema) == {}
 
 
 def test_an_alternative_with_an_additional_properties_schema_gives_sibling_keys_that_schema():
@@ -103,7 +108,25 @@ def test_dynamic_ref_keeps_the_properties_its_targets_declare():
     plan = build_plan(schema, OPENAI)
     assert plan.strict
     assert sendable(plan, {"foo": "x", "bar": "y"})
-    assert any("$dynamicRef removed" in line for line in plan.downgrades)
+    # The one "addons" anchor of the schema is the only possible target: the $dynamicRef is sent
+    # as the $ref it then is (merged here), so nothing is removed and "bar" keeps its type.
+    assert not any("$dynamicRef" in line for line in plan.downgrades)
+    assert not sendable(plan, {"foo": "x", "bar": 1})
+
+
+def test_a_dynamic_ref_the_dynamic_scope_decides_is_removed_with_a_line():
+    schema = {
+        "$id": "https://e.com/root", "type": "object", "$ref": "list",
+        "$defs": {
+            "list": {"$id": "list", "$dynamicAnchor": "addons", "type": "object",
+                     "properties": {"x": {"$dynamicRef": "#addons"}}},
+            "addons": {"$id": "addons", "$dynamicAnchor": "addons", "properties": {"bar": {"type": "string"}}},
+        },
+    }
+    for caps in (OPENAI, GEMINI, OLLAMA):
+        plan = build_plan(schema, caps)  # a target holding the same $dynamicRef: folded once, no RecursionError
+        assert any("$dynamicRef" in line and "removed" in line for line in plan.downgrades)
+        assert sendable(plan, {"x": {"x": {}}})
 
 
 @pytest.mark.parametrize("family", ["openai", "anthropic", "gemini", "ollama"])
@@ -194,3 +217,17 @@ def test_schema_check_and_builder_escape_the_pointers_they_print():
     with pytest.raises(InvalidSchema, match=r"at /properties/a~1b~0/type"):
         check_schema({"properties": {"a/b~": {"type": 5}}})
     assert _draft_check({"schema": {"properties": {"a/b~": {"type": 5}}}})[0].startswith("/schema/properties/a~1b~0/type:")
+
+
+def test_downgrade_lines_escape_the_pointers_they_print():
+    # Ollama (as written): a `not` with a format under a property named "a/b~".
+    schema = {"type": "object", "properties": {"a/b~": {"type": "string", "not": {"format": "email"}}}}
+    plan = build_plan(schema, OLLAMA)
+    assert any(line.startswith("/properties/a~1b~0: not removed") for line in plan.downgrades), plan.downgrades
+    # A definition named with a slash, sent to Ollama: the line points into $defs with it escaped.
+    schema = {"$ref": "#/$defs/d", "$defs": {"d": {"type": "string", "not": {"format": "email"}}}}
+    assert any(line.startswith("/$defs/d: not removed") for line in build_plan(schema, OLLAMA).downgrades)
+    # OpenAI: an enum over the 15,000-character limit under "x/y".
+    big = [f"value-{i:04d}-" + "z" * 60 for i in range(300)]
+    plan = build_plan({"type": "object", "properties": {"x/y": {"enum": big}}, "required": ["x/y"]}, OPENAI)
+    assert any(line.startswith("/properties/x~1y: enum of 300 values") for line in plan.downgrades), plan.downgrades

@@ -114,9 +114,10 @@ def _prepare_uncached(schema: Any) -> Prepared:
 
     # Resolve every ref the way a validator would (anchors, $id bases, any JSON pointer).
     refs_of: dict[int, str] = {}  # id(node holding a $ref) → the new ref
+    dynamic_of: dict[int, str] = {}  # id(node holding a $dynamicRef that is a plain $ref) → the new ref
     unresolved: list[str] = []
-    if has_key(root, ("$ref",)):
-        _resolve_refs(root, target_name, taken, originals, refs_of, unresolved)
+    if has_key(root, ("$ref", "$dynamicRef")):
+        _resolve_refs(root, target_name, taken, originals, refs_of, unresolved, dynamic_of)
 
     memo: dict[int, Any] = {}
 
@@ -131,6 +132,14 @@ def _prepare_uncached(schema: Any) -> Prepared:
         for key, value in node.items():
             if key == "$ref" and id(node) in refs_of:
                 out[key] = refs_of[id(node)]
+            elif key == "$dynamicRef" and id(node) in dynamic_of:
+                # The same as a $ref to its one possible target (see _resolve_refs).
+                if "$ref" in node:
+                    out["allOf"] = [*(out.get("allOf") or []), {"$ref": dynamic_of[id(node)]}]
+                else:
+                    out["$ref"] = dynamic_of[id(node)]
+            elif key == "allOf" and isinstance(value, list) and "allOf" in out:
+                out[key] = [rewrite(v, depth + 1) for v in value] + out[key]
             elif key in ONE:
                 out[key] = rewrite(value, depth + 1)
             elif key in LIST and isinstance(value, list):
@@ -148,8 +157,27 @@ def _prepare_uncached(schema: Any) -> Prepared:
     return Prepared(body=body, defs=defs, unresolved=list(dict.fromkeys(unresolved)))
 
 
-def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> None:
+def _dynamic_anchors(root: Any) -> dict[str, int]:
+    """How many schema nodes declare each ``$dynamicAnchor`` name."""
+    counts: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            if isinstance(n.get("$dynamicAnchor"), str):
+                counts[n["$dynamicAnchor"]] = counts.get(n["$dynamicAnchor"], 0) + 1
+            stack.extend(sub for _, _, sub in subschemas(n))
+    return counts
+
+
+def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved, dynamic_of) -> None:
+    """Fill ``refs_of`` (and ``dynamic_of``) with the prepared form of every ref of ``root``.
+
+    A ``$dynamicRef`` is a plain ``$ref`` where its target cannot change with the dynamic scope
+    (2020-12 §8.2.3.2): its initial target declares no ``$dynamicAnchor`` of the fragment's name,
+    or the whole schema declares that anchor once. Any other stays for the walk to relax."""
     nested_ids = has_key(root, ("$id",), skip_root=True)
+    anchors: dict[str, int] | None = None
     resolver_for: Any = None  # built only for refs a plain JSON pointer cannot resolve
 
     def base_resolver() -> Any:
@@ -190,9 +218,21 @@ def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> N
             from referencing.jsonschema import DRAFT202012
 
             resolver = (resolver or base_resolver()).in_subresource(DRAFT202012.create_resource(node))
-        if isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
+        for key, into in (("$ref", refs_of), ("$dynamicRef", dynamic_of)):
+            if not isinstance(node.get(key), str):
+                continue
+            ref = node[key]
             target = lookup(ref, resolver)
+            if key == "$dynamicRef":
+                fragment = ref.rsplit("#", 1)[-1] if "#" in ref else ""
+                if anchors is None:
+                    anchors = _dynamic_anchors(root)
+                if not isinstance(target, (dict, bool)) or (
+                    isinstance(target, dict)
+                    and target.get("$dynamicAnchor") == fragment
+                    and anchors.get(fragment, 0) != 1
+                ):
+                    continue  # resolved by the dynamic scope (or not at all): left to the walk
             if target is None or not isinstance(target, (dict, bool)):
                 unresolved.append(ref)
             else:
@@ -203,7 +243,7 @@ def _resolve_refs(root, target_name, taken, originals, refs_of, unresolved) -> N
                     target_name[id(target)] = name
                     originals[name] = target
                     stack.append((target, resolver, False))  # refs inside a target resolve from there
-                refs_of[id(node)] = "#" if name == "#" else f"{DEFS}{name}"
+                into[id(node)] = "#" if name == "#" else f"{DEFS}{name}"
         for _, _, sub in subschemas(node):
             stack.append((sub, resolver, False))
 

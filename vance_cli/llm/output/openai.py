@@ -24,6 +24,7 @@ from typing import Any
 from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, NotStrict
 from vance_cli.schema.nodes import one_or_list, types_of_values
 from vance_cli.schema.refs import def_of
+from vance_cli.text import json_pointer
 
 # OpenAI's schema-wide limits (structured outputs guide, "Supported schemas").
 OPENAI_MAX_DEPTH = 10
@@ -138,10 +139,10 @@ def enforce_limits(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]
         if isinstance(props, dict):
             properties += len(props)
             chars += sum(len(k) for k in props)
-            stack.extend((v, f"{where}/properties/{k}") for k, v in props.items())
+            stack.extend((v, f"{where}/properties{json_pointer([k])}") for k, v in props.items())
         if isinstance(node.get("$defs"), dict):
             chars += sum(len(k) for k in node["$defs"])
-            stack.extend((v, f"{where}/$defs/{k}") for k, v in node["$defs"].items())
+            stack.extend((v, f"{where}/$defs{json_pointer([k])}") for k, v in node["$defs"].items())
         if isinstance(node.get("items"), dict):
             stack.append((node["items"], f"{where}/items"))
         for i, alt in enumerate(node.get("anyOf") or [] if isinstance(node.get("anyOf"), list) else []):

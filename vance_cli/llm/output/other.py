@@ -13,6 +13,7 @@ from typing import Any
 from vance_cli.llm.output.walker import Family
 from vance_cli.schema.keywords import NOT_SCHEMAS
 from vance_cli.schema.refs import has_key
+from vance_cli.text import json_pointer
 
 
 class Other(Family):
@@ -38,7 +39,7 @@ def relax_negations(node: Any, where: str, notes: list[str]) -> Any:
         return [relax_negations(x, f"{where}/{i}", notes) for i, x in enumerate(node)]
     if not isinstance(node, dict):
         return node
-    out = {k: (v if k in NOT_SCHEMAS else relax_negations(v, f"{where}/{k}", notes)) for k, v in node.items()}
+    out = {k: (v if k in NOT_SCHEMAS else relax_negations(v, where + json_pointer([k]), notes)) for k, v in node.items()}
     here = where or "(root)"
     if "not" in out and has_key(out["not"], _MAYBE_UNENFORCED):
         del out["not"]

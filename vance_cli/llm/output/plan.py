@@ -31,7 +31,7 @@ from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
 from vance_cli.schema.check import MAX_SCHEMA_DEPTH, json_depth
-from vance_cli.schema.nodes import make_nullable
+from vance_cli.schema.nodes import make_nullable, node_types
 from vance_cli.schema.refs import (
     RESERVED_DEF,
     def_of,
@@ -41,6 +41,7 @@ from vance_cli.schema.refs import (
     refs_in,
     rewrite_refs,
 )
+from vance_cli.text import json_pointer
 
 RESULT_KEY = "result"
 NEED_KEY = "_need"
@@ -211,7 +212,7 @@ def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, l
             "(dynamic references are not enforced by the provider; checked locally)"
         )
     body = relax_negations(_as_written(prepared.body, dynamic), "", notes)
-    defs = {k: relax_negations(_as_written(v, dynamic), f"/$defs/{k}", notes) for k, v in prepared.defs.items()}
+    defs = {k: relax_negations(_as_written(v, dynamic), json_pointer(["$defs", k]), notes) for k, v in prepared.defs.items()}
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
     provider = _fix_unresolvable(provider, notes)
     return provider, envelope, notes
@@ -372,6 +373,33 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
                 required |= r
         return props, required
 
+    def shared(alts: list[Any]) -> list[Any]:
+        """Each alternative as strict mode sent it: an open object alternative also declares the
+        keys its siblings declare, with their schemas (walker._share_properties), so the null a
+        provider had to send for such a key is an injected one there too."""
+        found = [declared(a)[0] if isinstance(a, dict) else {} for a in alts]
+        out: list[Any] = []
+        for i, alt in enumerate(alts):
+            extra = alt.get("additionalProperties") if isinstance(alt, dict) else False
+            types = node_types(alt) if isinstance(alt, dict) else []
+            if (
+                extra is False
+                or not isinstance(alt, dict)
+                or alt.get("unevaluatedProperties") is False
+                or alt.get("patternProperties")
+                or (types and "object" not in types)
+            ):
+                out.append(alt)
+                continue
+            others: dict[str, list[Any]] = {}
+            for j, props in enumerate(found):
+                for name, subs in props.items():
+                    if j != i and name not in found[i]:
+                        others.setdefault(name, []).extend(subs)
+            more = {name: extra if isinstance(extra, dict) else {"anyOf": subs} for name, subs in others.items()}
+            out.append({"allOf": [alt, {"properties": more}]} if more else alt)
+        return out
+
     def strip(value: Any, node: Any, depth: int, seen: set[int]) -> Any:
         # ``seen`` holds the schema nodes already applied at this data level: a `$ref` cycle
         # (e.g. anyOf [{"$ref": "#"}, ...]) is followed once per level, never exponentially.
@@ -388,8 +416,8 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         for key in ("anyOf", "oneOf"):
             alts = node.get(key)
             if isinstance(alts, list):
-                for alt in alts:
-                    candidate = strip(_copy(value), alt, depth + 1, seen)
+                for alt, widened in zip(alts, shared(alts), strict=True):
+                    candidate = strip(_copy(value), widened, depth + 1, seen)
                     if candidate != value and allows(alt, candidate):
                         value = candidate
                         break

@@ -236,8 +236,13 @@ class Walker(Merger):
                 self.lost(parts, "enum of objects or arrays")
 
         if isinstance(node.get("$dynamicRef"), str) and ("$dynamicRef" not in sup):
-            # Removed below; the properties its possible targets declare stay allowed.
-            folds += self.dynamic_targets(node["$dynamicRef"])
+            # Removed below; the properties its possible targets declare stay allowed. Once per
+            # path: a target that holds the same $dynamicRef (a recursive list) is not folded
+            # into itself again (below that, the node allows any value, or strict goes off).
+            mark = f"$dynamicRef {node['$dynamicRef']}"
+            if mark not in stack:
+                folds += self.dynamic_targets(node["$dynamicRef"])
+                stack = stack + (mark,)
         if self.strict and isinstance(node.get("anyOf"), list):
             node = self._share_properties(node, stack)
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
@@ -280,6 +285,14 @@ class Walker(Merger):
                 raise NotStrict(
                     ptr(parts),
                     "an object whose keys are only given by patterns (strict mode needs its properties declared)",
+                )
+            if self.strict and any(sub is not False for sub in patterns.values()):
+                # Closed to its named properties, the object could not hold the keys the
+                # patterns allow (additionalProperties: false does not forbid those).
+                raise NotStrict(
+                    ptr(parts),
+                    "an object with patternProperties (strict mode closes it to its named properties, "
+                    "so keys the patterns allow could not be sent)",
                 )
             if not self.strict and extra is not None and extra is not True:
                 # Keys matching a pattern must stay allowed once the patterns are gone.
