@@ -141,7 +141,7 @@ class Piece(Markdown):
         Textual 8.2's ``append`` after an ``update`` with text loses a list's first item (the
         line count it keeps is one short when the text ends in a newline), and appending after an
         empty start does not: so a piece that was set is emptied and then appended to."""
-        if self._appendable and old and new.startswith(old):
+        if self._appendable and new.startswith(old):
             self._then_fix(Markdown.append(self, new[len(old):]))
             return
 
@@ -166,9 +166,9 @@ class Piece(Markdown):
         for block, (no_top, no_bottom) in wanted.items():
             if self._fixed.get(block) == (no_top, no_bottom):
                 continue  # set already: setting a style again would lay the screen out again
-            block.styles.clear_rule("margin")
             top, right, bottom, left = block.styles.margin
-            block.styles.margin = (0 if no_top else top, right, 0 if no_bottom else bottom, left)
+            if (no_top and top) or (no_bottom and bottom):
+                block.styles.margin = (0 if no_top else top, right, 0 if no_bottom else bottom, left)
         self._fixed = wanted
 
 
@@ -237,7 +237,10 @@ class MarkdownPieces(Vertical):
             if i >= len(new):
                 widgets[i].remove()
             elif i >= len(widgets):
-                self.mount(self._piece(new[i], i, cuts))
+                self.mount(self._piece("", i, cuts))  # appended to once mounted (see Piece.change)
+                self._shown.append("")
+                waiting = True
+                continue
             else:
                 body = widgets[i]
                 self._flags(body, i, cuts)
