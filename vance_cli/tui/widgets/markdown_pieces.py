@@ -236,8 +236,10 @@ class MarkdownPieces(Vertical):
         for i in range(same, max(len(new), len(widgets))):
             if i >= len(new):
                 widgets[i].remove()
+            elif i >= len(widgets) and i < len(new) - 1:
+                self.mount(self._piece(new[i], i, cuts))  # settled already: parsed once, as is
             elif i >= len(widgets):
-                self.mount(self._piece("", i, cuts))  # appended to once mounted (see Piece.change)
+                self.mount(self._piece("", i, cuts))  # the last: appended to once mounted (Piece.change)
                 self._shown.append("")
                 waiting = True
                 continue
