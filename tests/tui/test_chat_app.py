@@ -25,6 +25,7 @@ async def test_a_message_gets_the_respond_reply_and_blocked_is_waiting_for_you()
 
 
 async def test_the_respond_message_streams_in_before_the_turn_ends(fake_openai, monkeypatch):
+    from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
     from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
     monkeypatch.setenv("VANCE_API_BASE", fake_openai.url)
@@ -44,7 +45,11 @@ async def test_the_respond_message_streams_in_before_the_turn_ends(fake_openai, 
         await type_text(pilot, "go")
         await pilot.press("enter")
         await wait_for(pilot, lambda: _messages(app) == [long], describe=lambda: _messages(app))
-        await wait_for(pilot, lambda: not list(app.screen.query(StreamingMessage)))  # replaced by the message
+        # the streamed widget became the message in place (issue 16: nothing parsed twice)
+        await wait_for(pilot, lambda: app.screen.transcript.streaming_text is None)
+        (message,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"]
+        assert isinstance(message, StreamingMessage) and not message.streaming
+        await wait_for(pilot, lambda: message.query_one(MarkdownPieces).shown == long)
     partial = [text for text, shown in painted if text != long and shown == 0]
     assert partial, painted
     assert all(long.startswith(text) for text, _ in painted)

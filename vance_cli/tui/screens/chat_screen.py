@@ -163,8 +163,8 @@ class ChatScreen(Screen):
         elif isinstance(event, MessageDelta):
             self.transcript.stream(event.call, event.text)
         elif isinstance(event, MessageEvent):
-            self.transcript.end_stream()
-            self.transcript.add(MessageView(event.text, "assistant"))
+            if not self.transcript.finish_stream(event.text):
+                self.transcript.add(MessageView(event.text, "assistant"))
         elif isinstance(event, ToolStarted):
             self.transcript.end_stream()
             line = ToolLine(event.call_id, event.name, event.arguments)

@@ -1,14 +1,19 @@
 """One message of the transcript: the engine's respond message as Markdown, the person's as typed
-(its lines kept: Markdown would join them into one paragraph)."""
+(its lines kept: Markdown would join them into one paragraph).
+
+A long reply is Markdown in pieces (``MarkdownPieces``), parsed once each; a streamed reply
+(``StreamingMessage``) is built the same way while it arrives and becomes the message in place.
+"""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from vance_cli.tui.widgets import clean, tcss
+from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 
 
 class MessageView(Vertical, can_focus=True):
@@ -26,7 +31,7 @@ class MessageView(Vertical, can_focus=True):
         if self.role == "user":
             yield Static(self.text, classes="message-body", markup=False)
         else:
-            yield Markdown(self.text, classes="message-body")
+            yield MarkdownPieces(self.text, classes="message-body")
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.text)

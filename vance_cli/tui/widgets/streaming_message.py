@@ -1,36 +1,45 @@
-"""The reply while the model writes it: replaced as it grows, removed when the turn delivers.
+"""The reply while the model writes it; when the turn delivers it, it becomes the message.
 
 Deltas arrive faster than a terminal needs; the text is kept and painted on a short timer, so
-key presses stay responsive however fast the model writes.
+key presses stay responsive however fast the model writes. The body is ``MarkdownPieces``: the
+settled part of the reply is parsed once, piece by piece, and only the last piece is parsed
+again at a paint (issue 16: one Markdown widget re-parsed a 60-item list at every paint). When
+the message arrives (``finish``) and is the streamed text, nothing is parsed again: the same
+widgets are the message (``MessageView``), which is what a reloaded chat shows too.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from vance_cli.tui.widgets import clean, tcss
+from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
+from vance_cli.tui.widgets.message_view import MessageView
 
-FLUSH_SECONDS = 0.05
+FLUSH_SECONDS = 0.1
 
 
-class StreamingMessage(Vertical):
+class StreamingMessage(MessageView):
     DEFAULT_CSS = tcss(__file__)
 
     def __init__(self) -> None:
-        super().__init__(classes="streaming")
+        super().__init__("", "streaming", label="vance")
+        self.add_class("streaming")
         self.call: int | None = None
         self._raw = ""
         self._clean = ("", "")  # (raw, cleaned): cleaned once per paint, not once per delta
-        self._painted = ""
+        self._timer = None
 
     def compose(self) -> ComposeResult:
-        yield Static("vance  ⋯ writing", classes="streaming-header")
-        yield Markdown("", classes="streaming-body")
+        yield Static(self._header(), classes="message-header", markup=True)
+        yield MarkdownPieces(self.text, classes="message-body")
+
+    def _header(self) -> str:
+        return f"{self.label}  ⋯ writing" if self.streaming else f"{self.label}  [@click=copy]⧉ copy[/]"
 
     def on_mount(self) -> None:
-        self.set_interval(FLUSH_SECONDS, self.flush)
+        self._timer = self.set_interval(FLUSH_SECONDS, self.flush)
 
     def show(self, call: int, text: str) -> None:
         self.call = call
@@ -43,13 +52,29 @@ class StreamingMessage(Vertical):
             self._clean = (self._raw, clean(self._raw))
         return self._clean[1]
 
+    @text.setter
+    def text(self, value: str) -> None:  # MessageView.__init__ sets it
+        self._raw = value
+        self._clean = (value, clean(value))
+
+    @property
+    def streaming(self) -> bool:
+        return self.role == "streaming"
+
     def flush(self) -> None:
-        text = self.text
-        if text == self._painted:
-            return
-        body = self.query_one(".streaming-body", Markdown)
-        if self._painted and text.startswith(self._painted):
-            body.append(text[len(self._painted):])
-        else:
-            body.update(text)
-        self._painted = text
+        bodies = list(self.query_children(MarkdownPieces))
+        if bodies and bodies[0].text != self.text:
+            bodies[0].set_text(self.text)
+
+    def finish(self, text: str) -> None:
+        """The delivered message: the streamed widgets become it (only what differs is parsed)."""
+        self.show(self.call or 0, text)
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.role = "assistant"
+        self.remove_class("streaming", "-streaming")
+        self.add_class("-assistant")
+        for header in self.query_children(".message-header").results(Static):
+            header.update(self._header())
+        self.flush()  # not composed yet: compose takes the text

@@ -77,7 +77,19 @@ class Transcript(FollowingScroll):
     def streaming_text(self) -> str | None:
         return self._stream.text if self._stream is not None else None
 
+    def finish_stream(self, text: str) -> bool:
+        """The turn's message: the streaming reply becomes it in place (what was streamed is not
+        parsed again). False when nothing streams (then the caller adds a MessageView)."""
+        stream = self._stream
+        if stream is None:
+            return False
+        self._stream = None
+        stream.finish(text)
+        self._prune()
+        return True
+
     def end_stream(self) -> None:
+        """Drop the streaming reply (a stopped turn, a corrected call): nothing replaces it here."""
         if self._stream is not None:
             self._stream.remove()
             self._stream = None

@@ -1,0 +1,261 @@
+"""A long Markdown text as a column of Markdown widgets, each parsed once (issue 16).
+
+Textual's ``Markdown.append`` re-parses the last top-level block, and a 60-item list is one block:
+streaming a reply into one Markdown widget re-built the whole list at every paint, and a 64 KB
+reply cost 18 times its unstreamed time. Here the text is cut into pieces of about ``CHUNK``
+characters at boundaries where a cut does not change the rendering (a blank line before an
+unindented line, or a new top-level list item, never inside a code fence); only the last piece
+is ever parsed again. The cuts depend only on the text before them, so a text that grows (a
+stream) gets the same pieces as the whole text at once (a message loaded from the process
+file): the streamed reply and the finished message are the same widgets.
+
+Where two pieces meet, the vertical gap is the one a single Markdown widget would show (margins
+of siblings overlap there; across widgets they would add up): the later piece's first block
+loses its top margin (the earlier piece's last block keeps its bottom one), a level-1/2 heading
+gets its extra line back as the piece's own margin, and a list cut between two items shows no gap.
+A message shorter than ``CHUNK`` is one plain Markdown widget, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.await_complete import AwaitComplete
+from textual.containers import Vertical
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
+
+from vance_cli.tui.widgets import tcss
+
+CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this many
+
+_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_BREAKS_LIST = re.compile(r"#{1,6}(?:[ \t]|$)|>|(?:\*[ \t]*){3,}$|(?:-[ \t]*){3,}$|(?:_[ \t]*){3,}$")
+_BIG_HEADING = re.compile(r"#{1,2}(?:[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class Cut:
+    at: int  # where the later piece starts (a line start)
+    in_list: bool  # between two items of one list: no gap
+    big_heading: bool  # the later piece starts with a level-1/2 heading (two lines above it)
+
+
+class Splitter:
+    """The cuts of a text, found incrementally while it grows (the scan resumes where it stopped)."""
+
+    def __init__(self, chunk: int | None = None) -> None:
+        self.chunk = chunk or CHUNK
+        self._reset("")
+
+    def _reset(self, text: str) -> None:
+        self.text = text
+        self.cuts: list[Cut] = []
+        self._pos = 0  # the next line start to scan
+        self._fence: tuple[str, int] | None = None  # (character, length) of an open fence
+        self._blank = True  # the previous line was blank (the start counts as one)
+        self._list = False  # the last top-level block is a list
+
+    def split(self, text: str) -> list[Cut]:
+        if not text.startswith(self.text[: self._pos]):
+            self._reset(text)
+        self.text = text
+        pos = self._pos
+        while (end := text.find("\n", pos)) >= 0:  # complete lines only: a cut never moves
+            self._line(pos, text[pos:end])
+            pos = end + 1
+        self._pos = pos
+        return self.cuts
+
+    def _line(self, pos: int, line: str) -> None:
+        if self._fence is not None:
+            m = _FENCE.match(line)
+            if m and m.group(1)[0] == self._fence[0] and len(m.group(1)) >= self._fence[1] and not line[m.end():].strip():
+                self._fence = None
+            self._blank = False
+            return
+        if not line.strip():
+            self._blank = True
+            return
+        top = line[0] not in " \t"
+        item = top and _ITEM.match(line) is not None
+        last = self.cuts[-1].at if self.cuts else 0
+        if top and pos - last >= self.chunk and (self._blank or (item and self._list)) and pos > 0:
+            self.cuts.append(Cut(pos, item and self._list, _BIG_HEADING.match(line) is not None))
+        fence = _FENCE.match(line)
+        if fence:
+            self._fence = (fence.group(1)[0], len(fence.group(1)))
+        if top:
+            if item:
+                self._list = True
+            elif self._blank or fence or _BREAKS_LIST.match(line):
+                self._list = False
+            # else: a lazy continuation line of the list item or paragraph above
+        self._blank = False
+
+
+def pieces(text: str, cuts: list[Cut]) -> list[str]:
+    starts = [0] + [c.at for c in cuts]
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
+
+
+class Piece(Markdown):
+    """One piece. ``append`` computes what to re-parse when it is called, so a second change while
+    the first is still being applied would parse from a stale line and mount blocks twice: a piece
+    takes a change only when the one before it is done (``ready``).
+
+    The margins where pieces meet are set on the first and last block after each change (inline):
+    a ``:first-child`` rule would do it, but Textual restyles every block such a rule matches at
+    each mount into its parent, which made every paint of a streamed list cost its whole length."""
+
+    def __init__(self, markdown: str, *, classes: str = "piece") -> None:
+        super().__init__(markdown, classes=classes)
+        self._busy: AwaitComplete | None = None  # the last update or append (the mount's is one)
+        self._appendable = False  # its text came from appends only (see ``change``)
+        self._fixed: dict[MarkdownBlock, tuple[bool, bool]] = {}  # margins set by ``fix_margins``
+        self.after_cut = False  # a piece before it: its first block loses its top margin
+        self.list_continues = False  # its last list goes on in the next piece: no bottom margin
+
+    def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
+        async def applied() -> None:
+            await change
+            self.fix_margins()
+
+        self._busy = AwaitComplete(applied())
+        return self._busy
+
+    def update(self, markdown: str) -> AwaitComplete:
+        self._appendable = not markdown
+        return self._then_fix(super().update(markdown))
+
+    @property
+    def ready(self) -> bool:
+        return self._initial_markdown is None and self._busy is not None and self._busy.is_done
+
+    def change(self, old: str, new: str) -> None:
+        """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
+
+        Textual 8.2's ``append`` after an ``update`` with text loses a list's first item (the
+        line count it keeps is one short when the text ends in a newline), and appending after an
+        empty start does not: so a piece that was set is emptied and then appended to."""
+        if self._appendable and new.startswith(old):
+            self._then_fix(Markdown.append(self, new[len(old):]))
+            return
+
+        async def anew() -> None:
+            await Markdown.update(self, "")
+            await Markdown.append(self, new)
+
+        self._appendable = True
+        self._then_fix(AwaitComplete(anew()))
+
+    def fix_margins(self) -> None:
+        """The first block without its top margin (after a cut), the last without its bottom one (a
+        list that goes on); a block that is no longer first or last gets its own margins back."""
+        blocks = [child for child in self.children if isinstance(child, MarkdownBlock)]
+        wanted: dict[MarkdownBlock, tuple[bool, bool]] = {}  # block: (no top, no bottom)
+        if blocks and self.after_cut:
+            wanted[blocks[0]] = (True, False)
+        if blocks and self.list_continues:
+            wanted[blocks[-1]] = (wanted.get(blocks[-1], (False, False))[0], True)
+        for block in self._fixed.keys() - wanted.keys():
+            block.styles.clear_rule("margin")
+        for block, (no_top, no_bottom) in wanted.items():
+            if self._fixed.get(block) == (no_top, no_bottom):
+                continue  # set already: setting a style again would lay the screen out again
+            top, right, bottom, left = block.styles.margin
+            if (no_top and top) or (no_bottom and bottom):
+                block.styles.margin = (0 if no_top else top, right, 0 if no_bottom else bottom, left)
+        self._fixed = wanted
+
+
+class MarkdownPieces(Vertical):
+    """Markdown text as pieces; ``set_text`` re-parses only the pieces that changed (the last one
+    when the text grew). A piece still busy with its last change takes the new text a moment later."""
+
+    DEFAULT_CSS = tcss(__file__)
+    RETRY_SECONDS = 0.02
+
+    def __init__(self, text: str = "", *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self._splitter = Splitter()
+        self._wanted = text
+        self._shown: list[str] = []  # the text of each mounted piece
+        self._retry = None
+
+    def compose(self) -> ComposeResult:
+        cuts = self._splitter.split(self._wanted)
+        self._shown = pieces(self._wanted, cuts)
+        for i, piece in enumerate(self._shown):
+            yield self._piece(piece, i, cuts)
+
+    @property
+    def text(self) -> str:
+        """The text asked for (shown, or about to be)."""
+        return self._wanted
+
+    @property
+    def shown(self) -> str:
+        """The text the pieces hold now."""
+        return "".join(self._shown)
+
+    @staticmethod
+    def _flags(piece: Piece, i: int, cuts: list[Cut]) -> None:
+        """The margins where piece ``i`` meets its neighbours (see the module's docstring)."""
+        after_cut = i > 0
+        list_continues = i < len(cuts) and cuts[i].in_list
+        piece.set_class(after_cut and cuts[i - 1].big_heading, "-big-heading")
+        if (after_cut, list_continues) != (piece.after_cut, piece.list_continues):
+            piece.after_cut, piece.list_continues = after_cut, list_continues
+            if piece.is_mounted:
+                piece.fix_margins()
+
+    def _piece(self, text: str, i: int, cuts: list[Cut]) -> Piece:
+        piece = Piece(text)
+        self._flags(piece, i, cuts)
+        return piece
+
+    def set_text(self, text: str) -> None:
+        self._wanted = text
+        if self.is_mounted:
+            self._apply()
+
+    def _apply(self) -> None:
+        self._retry = None
+        text = self._wanted
+        cuts = self._splitter.split(text)
+        new = pieces(text, cuts)
+        widgets = list(self.query_children(Piece))
+        same = 0
+        while same < min(len(new), len(self._shown)) - 1 and new[same] == self._shown[same]:
+            same += 1  # settled pieces: never parsed again
+        waiting = False
+        for i in range(same, max(len(new), len(widgets))):
+            if i >= len(new):
+                widgets[i].remove()
+            elif i >= len(widgets) and i < len(new) - 1:
+                self.mount(self._piece(new[i], i, cuts))  # settled already: parsed once, as is
+            elif i >= len(widgets):
+                self.mount(self._piece("", i, cuts))  # the last: appended to once mounted (Piece.change)
+                self._shown.append("")
+                waiting = True
+                continue
+            else:
+                body = widgets[i]
+                self._flags(body, i, cuts)
+                if new[i] == self._shown[i]:
+                    continue
+                if not body.ready:
+                    waiting = True
+                    continue
+                body.change(self._shown[i], new[i])
+            if i < len(self._shown):
+                self._shown[i] = new[i] if i < len(new) else ""
+            else:
+                self._shown.append(new[i])
+        del self._shown[len(new):]
+        if waiting and self._retry is None:
+            self._retry = self.set_timer(self.RETRY_SECONDS, self._apply)
