@@ -96,8 +96,10 @@ def run(argv: list[str] | None = None) -> None:
     debug = os.environ.get("VANCE_DEBUG") == "1"
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
+        from vance_cli.cli.chat import resume_argv
         from vance_cli.tui import splash
 
+        args = argv = resume_argv(args)  # a bare --resume: the picker
         splash.early(args)
     register_commands(argv)
     try:

@@ -73,6 +73,8 @@ def early(argv: list[str]) -> bool:
             value = value if eq else next(args, "")
             if value.startswith("-"):
                 return False
+            if value.startswith("\x00"):  # a bare --resume (cli/chat.py PICK): the picker opens
+                value = "pick a chat"
             values[known[name]] = value
         elif arg in ("-c", "--continue", "-q", "--quiet", "--all"):
             continue_last = continue_last or arg in ("-c", "--continue")
