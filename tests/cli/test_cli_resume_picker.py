@@ -62,3 +62,23 @@ def test_resume_argv_marks_only_a_bare_resume():
     assert resume_argv(["chat", "-p", "--resume"]) == ["chat", "-p", "--resume"]  # the prompt's text
     assert resume_argv(["chat", "--", "--resume"]) == ["chat", "--", "--resume"]
     assert resume_argv(["chat", "--resume=abc"]) == ["chat", "--resume=abc"]
+
+
+def test_dash_r_resumes_as_in_claude_code(tmp_path):
+    pid = _chat(tmp_path, "one")
+    model = write_script(tmp_path / "again.json", [respond("two")])
+    r = run_cli("chat", "-p", "again", "-r", pid[:12], "--json", "--model", model)
+    assert r.returncode == 0, r.stderr
+    assert json_lines(r.stdout)[0]["process_id"] == pid
+    r = run_cli("chat", "-p", "again", "-r", env={"VANCE_MODEL": model})  # bare: the picker's listing
+    assert r.returncode == 2 and pid in r.stderr
+
+
+def test_dash_r_with_a_recipe_name_says_how_to_use_the_recipe(tmp_path):
+    r = run_cli("chat", "-p", "hello", "-r", "coding", env={"VANCE_MODEL": "scripted:/nonexistent"})
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert "no process matches 'coding'" in r.stderr
+    assert "-r is --resume" in r.stderr and "vance chat --recipe coding" in r.stderr
+    r = run_cli("chat", "-p", "hello", "-r", "nosuchthing", env={"VANCE_MODEL": "scripted:/nonexistent"})
+    assert "no process matches" in r.stderr and "--recipe" not in r.stderr  # not a recipe: no such hint
+    assert len(json_lines(run_cli("ps", "--json").stdout)) == 0  # nothing was created

@@ -9,7 +9,8 @@ import typer
 # `--resume` given without an id (last, or before another option) becomes `--resume=PICK`: the
 # picker. A NUL byte cannot come from a real command line, so no id is mistaken for it.
 PICK = "\x00pick"
-_TAKES_VALUE = {"-p", "--prompt", "--recipe", "-m", "--model", "--resume", "--allow"}
+_TAKES_VALUE = {"-p", "--prompt", "--recipe", "-m", "--model", "--resume", "-r", "--allow"}
+_RESUME = ("--resume", "-r")
 
 
 def resume_argv(args: list[str]) -> list[str]:
@@ -23,12 +24,12 @@ def resume_argv(args: list[str]) -> list[str]:
         nxt = None
         if arg in _TAKES_VALUE:
             nxt = next(rest, None)
-            if arg == "--resume" and (nxt is None or (nxt.startswith("-") and nxt != "-")):
+            if arg in _RESUME and (nxt is None or (nxt.startswith("-") and nxt != "-")):
                 out.append(f"--resume={PICK}")
                 if nxt is not None:
                     out.append(nxt)
                     # the option after it may take a value of its own
-                    if nxt in _TAKES_VALUE - {"--resume"}:
+                    if nxt in _TAKES_VALUE - set(_RESUME):
                         value = next(rest, None)
                         if value is not None:
                             out.append(value)
@@ -43,9 +44,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def chat(
         prompt: str | None = typer.Option(None, "-p", "--prompt", help="Run one headless turn with TEXT ('-' reads stdin); the respond message goes to stdout."),
-        recipe: str = typer.Option("arthur", "--recipe", "-r", help="Recipe name (project → user → bundled)."),
+        recipe: str = typer.Option("arthur", "--recipe", help="Recipe name (project → user → bundled)."),
         model: str | None = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
-        resume: str | None = typer.Option(None, "--resume", help="Continue the chat with this id (or unique prefix); without an id: pick one of this folder's chats."),
+        resume: str | None = typer.Option(None, "--resume", "-r", help="Continue the chat with this id (or unique prefix); without an id: pick one of this folder's chats."),
         continue_: bool = typer.Option(False, "--continue", "-c", help="Continue this folder's most recent chat."),
         all_folders: bool = typer.Option(False, "--all", help="With --continue or a bare --resume: the chats of every folder, not only this one."),
         plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
@@ -107,9 +108,10 @@ def register(app: typer.Typer) -> None:
                 json_out=json_out, quiet=quiet,
                 printer=not full_screen, allow=allow, yes=yes, pick=pick,
             )
-        except BaseException:
+        except BaseException as exc:
             if full_screen:
                 splash.leave()  # an error before the app runs: back to the normal screen to print it
+            _maybe_a_recipe(exc, resume)
             raise
         if prompt is not None:
             if session.one_turn(prompt):
@@ -124,3 +126,18 @@ def register(app: typer.Typer) -> None:
                 splash.leave()
             return
         session.repl()
+
+
+def _maybe_a_recipe(exc: BaseException, resume: str | None) -> None:
+    """`-r NAME` is --resume (as in Claude Code), not --recipe: when NAME is no process but a
+    recipe, the error says how to start a chat with it."""
+    from vance_cli.errors import ProcessNotFound
+
+    if not isinstance(exc, ProcessNotFound) or not resume:
+        return
+    from vance_cli.config.context import load_context
+    from vance_cli.config.recipes import list_recipes
+
+    if any(info.name == resume for info in list_recipes(load_context()[0])):
+        exc.add_note(f"{resume!r} is a recipe: -r is --resume (as in Claude Code); start a chat with the recipe "
+                     f"with: vance chat --recipe {resume}")

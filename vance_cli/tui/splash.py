@@ -61,7 +61,7 @@ def early(argv: list[str]) -> bool:
         return False
     if sys.stdin is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
-    known = {"-r": "recipe", "--recipe": "recipe", "-m": "model", "--model": "model", "--resume": "resume"}
+    known = {"--recipe": "recipe", "-m": "model", "--model": "model", "--resume": "resume", "-r": "resume"}
     values: dict[str, str] = {}
     continue_last = False
     args = iter(argv[1:])
