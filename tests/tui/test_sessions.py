@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
-from tests.tui.conftest import SIZE, make_app, type_text
+from tests.tui.conftest import SIZE, make_app, respond, type_text, wait_for
 from tests.tui.test_snapshots import _steady
 from vance_cli.config.scopes import Scopes
 from vance_cli.config.settings import Settings
@@ -191,3 +191,55 @@ def test_the_resume_picker(snap_compare, monkeypatch, tmp_path):
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+# --- /copy and /model -------------------------------------------------------------------------
+
+def _notes(app) -> str:
+    return "\n".join(n.text for n in app.screen.query(NoteLine))
+
+
+async def test_slash_copy_copies_the_last_reply_and_says_so():
+    app = make_app(ScriptedModel([respond("first answer"), respond("## the plan\n\n- parse\n- test")]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await type_text(pilot, "/copy")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "nothing to copy" in _notes(app) and app.clipboard == ""
+        for text in ("one", "two"):
+            await type_text(pilot, text)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not app.screen.turn_running and app.controller.process.status.value == "BLOCKED")
+        await type_text(pilot, "/copy")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.clipboard == "## the plan\n\n- parse\n- test"  # the last reply, as the model wrote it
+        assert "copied the last reply (27 characters) to the clipboard" in _notes(app)
+    app.controller.close()
+
+
+async def test_slash_model_without_a_name_shows_the_model_and_the_aliases(vance_home):
+    (vance_home / "config.toml").write_text(
+        '[model]\ndefault = "openai/main-model"\n\n[aliases]\n"default:fast" = "openai/fast-model"\n"default:mine" = "openai/my-model"\n',
+        encoding="utf-8")
+    app = make_app(ScriptedModel([]), model_name="openai/started-on")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await type_text(pilot, "/model")
+        await pilot.press("enter")
+        await pilot.pause()
+        notes = _notes(app)
+        assert "model: openai/started-on" in notes
+        lines = [" ".join(line.split()) for line in notes.splitlines()]
+        assert "default:fast openai/fast-model" in lines
+        assert "default:analyze openai/main-model" in lines  # unset: falls back to model.default
+        assert "default:mine openai/my-model" in lines
+        await type_text(pilot, "/model default:fast")
+        await pilot.press("enter")
+        await pilot.pause()
+        await type_text(pilot, "/model")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "next turns: openai/fast-model" in _notes(app)
+    app.controller.close()

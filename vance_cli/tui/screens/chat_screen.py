@@ -376,9 +376,37 @@ class ChatScreen(Screen):
         self.note(f"new chat {process.id} with recipe {process.recipe_name}", "info")
 
     def cmd_model(self, arg: str) -> None:
+        if not arg:
+            self.note(self._models_text())
+            return
         resolved = self.controller.set_model(arg)
         self.refresh_status()
         self.note(f"model for the next turns: {resolved}", "info")
+
+    def _models_text(self) -> str:
+        settings = self.controller.runtime.settings
+        process = self.controller.process
+        current = process.model if process is not None and process.model else "(none yet)"
+        lines = [f"model: {current}"]
+        if self.controller.model_override:
+            lines.append(f"next turns: {settings.resolve_model(self.controller.model_override)} (switched with /model)")
+        lines.append("aliases (config.toml [aliases]; /model NAME switches to an alias or a model string):")
+        aliases = settings.model_aliases()
+        width = max(len(a) for a, _ in aliases)
+        lines += [f"  {alias:<{width}}  {target}" for alias, target in aliases]
+        return "\n".join(lines)
+
+    def cmd_copy(self, arg: str) -> None:
+        from vance_cli.store.transcript import last_reply
+
+        process = self.controller.process
+        reply = last_reply(process) if process is not None else None
+        if reply is None or not reply.text:
+            self.note("nothing to copy: no reply since your last message", "info")
+            return
+        self.app.copy_to_clipboard(reply.text)
+        self.note(f"copied the last reply ({len(reply.text):,} characters) to the clipboard "
+                  "(by the terminal, OSC 52: some terminals need it allowed; macOS Terminal ignores it)", "info")
 
     def cmd_retry(self, arg: str) -> None:
         if self.controller.has_open_turn():
