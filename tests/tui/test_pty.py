@@ -107,7 +107,9 @@ def test_ctrl_c_in_vance_benjy_run_stops_it_resumable_with_exit_130(fake_openai,
         term.type("\x03")
         term.read_until("waiting on a worker · stopping…")
         gate.set()
-        term.read_until(" · stopped · ")
+        # issue 16: the status on disk (IDLE: waiting on a worker), not "stopped"; the keys in the footer
+        term.read_until("waiting on a worker · stopped here · r continues")
+        term.read_until("r Continue the run")
         term.type("\x03")  # nothing runs now: Ctrl+C closes
         term.read_to_end()
         code = term.close()
