@@ -208,3 +208,45 @@ def test_a_one_shot_turn_with_a_real_model_string_loads_no_demo_module(fake_open
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert r.returncode == 0 and r.stdout == "echo: hi\n", r.stderr
     assert r.stderr.strip().endswith("DEMO="), r.stderr
+
+
+def test_recipes_list_hides_the_internal_recipes_and_aligns_its_columns(vance_home):
+    # issue 16: the list mixed Benjy's stage recipes with the ones a person picks, in misaligned columns
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "a-rather-long-recipe-name.yaml").write_text(
+        "name: a-rather-long-recipe-name\ndescription: Mine.\nengine: ford\n", encoding="utf-8")
+    r = run_cli("recipes", "list")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    names = [line.split()[0] for line in lines[1:]]
+    assert lines[0].split() == ["NAME", "ORIGIN", "DESCRIPTION"]
+    assert {"arthur", "benjy-coding", "benjy-research", "benjy-batch", "coding", "a-rather-long-recipe-name"} <= set(names)
+    for internal in ("benjy-interpret", "benjy-route", "benjy-evaluate", "benjy-reflect", "benjy-do-coding", "benjy-do-research"):
+        assert internal not in names
+    assert "6 internal recipes" in r.stderr and "--all" in r.stderr
+    # every column starts at the same place on every line, however long a name is
+    for column in ("ORIGIN", "DESCRIPTION"):
+        start = lines[0].index(column)
+        for line in lines[1:]:
+            assert line[start - 1] == " " and line[start] != " ", (column, line)
+    assert any("a-rather-long-recipe-name user" in line.replace("  ", " ") for line in lines)
+    assert "Chat hub (default for `vance chat`)" in r.stdout  # the description, whole in a pipe
+    everything = run_cli("recipes", "list", "--all").stdout
+    assert "benjy-interpret" in everything and "benjy-do-coding" in everything
+    rows = json_lines(run_cli("recipes", "list", "--json").stdout)
+    assert {row["name"]: row["internal"] for row in rows}["benjy-route"] is True
+    assert {row["name"]: row["internal"] for row in rows}["arthur"] is False
+
+
+def test_top_level_help_shows_whole_descriptions_and_examples():
+    # issue 16: `vance --help` cut every description with "..." and showed no example
+    r = run_cli("--help", env={"COLUMNS": "80"})
+    assert r.returncode == 0
+    commands = r.stdout[r.stdout.index("Commands:"):r.stdout.index("Examples:")]
+    assert "..." not in commands and "…" not in commands
+    flat = " ".join(commands.split())
+    assert "Trust a project's .vance/ settings (api_base, api_key, transport, [models], [exec], recipes)." in flat
+    assert "Check Python, the model and its key, the endpoint, scopes, state and bundled files." in flat
+    assert all(len(line) <= 80 for line in r.stdout.splitlines())
+    assert 'vance chat -p "explain app.py"' in r.stdout and "vance chat --resume" in r.stdout
+    assert "Exit codes: 0 ok, 1 error, 2 usage" in r.stdout

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from textual.widgets._footer import FooterKey
+
 from tests.engines.benjy_brain import Brain
 from tests.tui.conftest import SIZE, wait_for
 from vance_cli.config.scopes import Scopes
@@ -149,8 +151,18 @@ async def test_ctrl_c_stops_at_the_next_safe_point_and_the_run_resumes(tmp_path)
         await wait_for(pilot, lambda: "working · stopping… · " in status.render_text() or "worker · stopping… · " in status.render_text())
         assert source.running  # the worker's call is still going: a safe point comes after it
         gate.set()
-        await wait_for(pilot, lambda: " · stopped · " in status.render_text(), timeout=20, describe=lambda: status.render_text())
+        await wait_for(pilot, lambda: "stopped here · r continues" in status.render_text(), timeout=20, describe=lambda: status.render_text())
         assert not source.running and "stopping" not in status.render_text()
+        # issue 16: the status is the one on disk (as ps and benjy watch say it), not "stopped"
+        on_disk = service.runtime.store.load(pid).status
+        assert on_disk == Status.IDLE, on_disk  # the root waits on the worker of its next item
+        assert " · waiting on a worker · stopped here · r continues" in status.render_text()
+        # the keys are on screen: r (it can continue now) and q
+        def keys():
+            return {k.key: k.description for k in app.screen.query(FooterKey)}
+
+        await wait_for(pilot, lambda: keys().get("r") == "Continue the run", describe=keys)
+        assert keys().get("q") == "Close"
         await pilot.press("ctrl+c")
     result = source.outcome()
     assert result.stopped and result.status in (Status.IDLE, Status.SUSPENDED)

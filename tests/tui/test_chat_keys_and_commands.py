@@ -122,7 +122,7 @@ async def test_slash_help_completion_and_unknown():
         await pilot.press("enter")
         await pilot.pause()
         help_text = [m.text for m in app.screen.query(MessageView) if m.role == "system"][0]
-        for name in ("/help", "/ps", "/attach ID", "/new", "/resume ID", "/recipe NAME", "/model NAME", "/clear", "/quit"):
+        for name in ("/help", "/ps", "/attach ID", "/new", "/resume [ID]", "/recipe NAME", "/model [NAME]", "/copy", "/clear", "/quit"):
             assert name in help_text
         await _send(pilot, "/nosuch")
         await pilot.pause()

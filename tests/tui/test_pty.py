@@ -107,7 +107,9 @@ def test_ctrl_c_in_vance_benjy_run_stops_it_resumable_with_exit_130(fake_openai,
         term.type("\x03")
         term.read_until("waiting on a worker · stopping…")
         gate.set()
-        term.read_until(" · stopped · ")
+        # issue 16: the status on disk (IDLE: waiting on a worker), not "stopped"; the keys in the footer
+        term.read_until("waiting on a worker · stopped here · r continues")
+        term.read_until("r Continue the run")
         term.type("\x03")  # nothing runs now: Ctrl+C closes
         term.read_to_end()
         code = term.close()
@@ -158,7 +160,8 @@ def test_vance_benjy_watch_shows_a_run_from_its_files_and_needs_a_terminal(vance
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 @pytest.mark.parametrize("args,said", [(["--resume", "nosuchid"], b"nosuchid"), (["--recipe"], b"requires an argument"),
-                                       (["-r", "nosuchrecipe"], b"nosuchrecipe")])
+                                       (["--recipe", "nosuchrecipe"], b"nosuchrecipe"),
+                                       (["-r", "nosuchid"], b"nosuchid")])
 def test_an_error_after_the_early_frame_is_printed_on_the_normal_screen(vance_home, args, said):
     """The chat's first frame is drawn before the command line is parsed; an error after it
     (a bad option, an unknown process) gives the normal screen back, then says what went wrong."""

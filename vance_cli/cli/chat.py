@@ -6,16 +6,49 @@ import sys
 
 import typer
 
+# `--resume` given without an id (last, or before another option) becomes `--resume=PICK`: the
+# picker. A NUL byte cannot come from a real command line, so no id is mistaken for it.
+PICK = "\x00pick"
+_TAKES_VALUE = {"-p", "--prompt", "--recipe", "-m", "--model", "--resume", "-r", "--allow"}
+_RESUME = ("--resume", "-r")
+
+
+def resume_argv(args: list[str]) -> list[str]:
+    """``args`` of `vance chat ...` with a bare ``--resume`` marked as the picker's."""
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        if arg == "--":
+            out += [arg, *rest]
+            break
+        nxt = None
+        if arg in _TAKES_VALUE:
+            nxt = next(rest, None)
+            if arg in _RESUME and (nxt is None or (nxt.startswith("-") and nxt != "-")):
+                out.append(f"--resume={PICK}")
+                if nxt is not None:
+                    out.append(nxt)
+                    # the option after it may take a value of its own
+                    if nxt in _TAKES_VALUE - set(_RESUME):
+                        value = next(rest, None)
+                        if value is not None:
+                            out.append(value)
+                continue
+        out.append(arg)
+        if nxt is not None:
+            out.append(nxt)
+    return out
+
 
 def register(app: typer.Typer) -> None:
     @app.command()
     def chat(
         prompt: str | None = typer.Option(None, "-p", "--prompt", help="Run one headless turn with TEXT ('-' reads stdin); the respond message goes to stdout."),
-        recipe: str = typer.Option("arthur", "--recipe", "-r", help="Recipe name (project → user → bundled)."),
+        recipe: str = typer.Option("arthur", "--recipe", help="Recipe name (project → user → bundled)."),
         model: str | None = typer.Option(None, "--model", "-m", help="litellm model string or alias (default:fast ...); overrides the recipe."),
-        resume: str | None = typer.Option(None, "--resume", help="Continue the process with this id (or unique prefix)."),
+        resume: str | None = typer.Option(None, "--resume", "-r", help="Continue the chat with this id (or unique prefix); without an id: pick one of this folder's chats."),
         continue_: bool = typer.Option(False, "--continue", "-c", help="Continue this folder's most recent chat."),
-        all_folders: bool = typer.Option(False, "--all", help="With --continue: the most recent chat of any folder."),
+        all_folders: bool = typer.Option(False, "--all", help="With --continue or a bare --resume: the chats of every folder, not only this one."),
         plain: bool = typer.Option(False, "--plain", help="Line-mode REPL instead of the full-screen app."),
         json_out: bool = typer.Option(False, "--json", help="Events as JSON lines on stdout."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress on stderr."),
@@ -26,6 +59,11 @@ def register(app: typer.Typer) -> None:
         from vance_cli.cli.common import read_stdin_text, require_text
         from vance_cli.errors import UsageError
 
+        pick = resume == PICK
+        if pick:
+            resume = None
+            if continue_:
+                raise UsageError("--resume and --continue exclude each other", hint="pass one of them")
         # Every check on the arguments comes before a process file exists: bad input creates nothing.
         for what, value in (("--recipe", recipe), ("--model", model), ("--resume", resume)):
             if value is not None:
@@ -42,6 +80,18 @@ def register(app: typer.Typer) -> None:
             raise UsageError("the prompt is empty", hint='pass text with -p "..." or pipe it with -p -')
         # The app needs a terminal on both ends; --json and -p are for scripts.
         full_screen = prompt is None and not plain and not json_out and sys.stdin is not None and sys.stdin.isatty() and sys.stdout.isatty()
+        if pick:
+            from vance_cli.cli.session import check_pickable
+
+            headless = None if full_screen else (
+                "-p runs without a screen" if prompt is not None else "--plain has no picker" if plain
+                else "--json is for scripts" if json_out else "this is not a terminal")
+            try:
+                check_pickable(all_folders=all_folders, headless=headless)
+            except BaseException:
+                if "vance_cli.tui.splash" in sys.modules:
+                    sys.modules["vance_cli.tui.splash"].leave()
+                raise
         if not full_screen and "vance_cli.tui.splash" in sys.modules:
             sys.modules["vance_cli.tui.splash"].leave()  # shown early for options that turned out not to open the app
         if full_screen:
@@ -56,11 +106,12 @@ def register(app: typer.Typer) -> None:
             session = LineChat.open(
                 recipe=recipe, model=model, resume=resume, continue_last=continue_, all_folders=all_folders,
                 json_out=json_out, quiet=quiet,
-                printer=not full_screen, allow=allow, yes=yes,
+                printer=not full_screen, allow=allow, yes=yes, pick=pick,
             )
-        except BaseException:
+        except BaseException as exc:
             if full_screen:
                 splash.leave()  # an error before the app runs: back to the normal screen to print it
+            _maybe_a_recipe(exc, resume)
             raise
         if prompt is not None:
             if session.one_turn(prompt):
@@ -70,8 +121,23 @@ def register(app: typer.Typer) -> None:
             from vance_cli.tui import run_tui
 
             try:
-                run_tui(session.chat)
+                run_tui(session.chat, pick=pick, pick_all_folders=all_folders)
             finally:
                 splash.leave()
             return
         session.repl()
+
+
+def _maybe_a_recipe(exc: BaseException, resume: str | None) -> None:
+    """`-r NAME` is --resume (as in Claude Code), not --recipe: when NAME is no process but a
+    recipe, the error says how to start a chat with it."""
+    from vance_cli.errors import ProcessNotFound
+
+    if not isinstance(exc, ProcessNotFound) or not resume:
+        return
+    from vance_cli.config.context import load_context
+    from vance_cli.config.recipes import list_recipes
+
+    if any(info.name == resume for info in list_recipes(load_context()[0])):
+        exc.add_note(f"{resume!r} is a recipe: -r is --resume (as in Claude Code); start a chat with the recipe "
+                     f"with: vance chat --recipe {resume}")

@@ -10,12 +10,43 @@ import os
 import sys
 
 import typer
+from typer.core import TyperGroup
 
 from vance_cli import __version__
+
+
+class WholeHelpGroup(TyperGroup):
+    """A command group whose --help lists each command's first sentence whole (click cuts it to
+    ~45 characters with "..."); the help formatter wraps it to the terminal instead."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+EXAMPLES = """Examples:
+
+\b
+  vance chat                          the full-screen chat, in this folder
+  vance chat -p "explain app.py"      one turn; the reply on stdout
+  vance chat --resume                 pick one of this folder's chats
+  vance benjy run "make the tests pass" --check "pytest -q" --workspace .
+  vance demo                          all of it, offline, scripted
+
+Exit codes: 0 ok, 1 error, 2 usage, 10 waiting for you (an approval, a Benjy question), 130 interrupted;
+structure: 3 need-more-input, 4 stale."""
 
 app = typer.Typer(
     name="vance",
     help="Vance: a terminal-first agent console. Chat engines, structured extraction, headless tasks.",
+    epilog=EXAMPLES,
+    cls=WholeHelpGroup,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -116,8 +147,10 @@ def run(argv: list[str] | None = None) -> None:
     _closed_stdin_reads_as_empty()
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
+        from vance_cli.cli.chat import resume_argv
         from vance_cli.tui import splash
 
+        args = argv = resume_argv(args)  # a bare --resume: the picker
         splash.early(args)
     register_commands(argv)
     try:

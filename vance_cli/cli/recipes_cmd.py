@@ -8,21 +8,39 @@ recipes_app = typer.Typer(help="List, show and validate recipes (project → use
 
 
 @recipes_app.command("list")
-def list_(json_out: bool = typer.Option(False, "--json", help="One JSON object per line.")) -> None:
-    """List every recipe the cascade can see; shadowed ones are marked."""
+def list_(
+    json_out: bool = typer.Option(False, "--json", help="One JSON object per line (every recipe, with 'internal')."),
+    all_: bool = typer.Option(False, "--all", help="Also the internal recipes (Benjy's stages and workers)."),
+) -> None:
+    """List the recipes you can run (project → user → bundled); shadowed ones are marked."""
+    import shutil
+    import sys
+
     from vance_cli.config.context import load_context
     from vance_cli.config.recipes import list_recipes
-    from vance_cli.terminal import emit_json, out
+    from vance_cli.terminal import emit_json, err, out
 
     scopes, _ = load_context()
     infos = list_recipes(scopes)
-    for info in infos:
-        row = {"name": info.name, "origin": info.origin, "path": str(info.path), "shadowed": info.shadowed}
-        if json_out:
-            emit_json(row)
-        else:
-            mark = " (shadowed)" if info.shadowed else ""
-            out(f"{info.name:<16} {info.origin:<8} {info.path}{mark}")
+    if json_out:
+        for info in infos:
+            emit_json({"name": info.name, "origin": info.origin, "path": str(info.path), "shadowed": info.shadowed,
+                       "internal": info.internal, "description": info.description})
+        return
+    shown = [i for i in infos if all_ or not i.internal]
+    rows = [(i.name, i.origin + (", shadowed" if i.shadowed else ""), i.description or str(i.path)) for i in shown]
+    name_w = max([16, *(len(r[0]) for r in rows)])
+    origin_w = max([8, *(len(r[1]) for r in rows)])
+    # on a terminal a description is cut to its width (one line per recipe); a pipe gets it whole
+    width = shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else None
+    out(f"{'NAME':<{name_w}} {'ORIGIN':<{origin_w}} DESCRIPTION")
+    for name, origin, description in rows:
+        room = max(20, width - name_w - origin_w - 2) if width else len(description)
+        cut = description if len(description) <= room else description[: room - 1] + "…"
+        out(f"{name:<{name_w}} {origin:<{origin_w}} {cut}")
+    hidden = len(infos) - len(shown)
+    if hidden:
+        err(f"{hidden} internal recipes (Benjy's stages and workers) not shown: vance recipes list --all")
 
 
 @recipes_app.command("show")

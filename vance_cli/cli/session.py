@@ -42,6 +42,7 @@ class LineChat:
         printer: bool = True,
         allow: list[str] | tuple[str, ...] = (),
         yes: bool = False,
+        pick: bool = False,
     ) -> LineChat:
         """``printer=False``: no headless printer on the event stream (the full-screen app paints it).
 
@@ -53,7 +54,7 @@ class LineChat:
         runtime = Runtime(scopes, settings, model_factory=model_factory)
         runtime.approvals = ApprovalGate(scopes, settings, allow=allow, yes=yes, bus=runtime.bus)
         chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last,
-                                all_folders=all_folders)
+                                all_folders=all_folders, pick=pick)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
         return cls(chat=chat, json_out=json_out, quiet=quiet)
@@ -140,6 +141,29 @@ class LineChat:
                 await self._drive(process)
         finally:
             await self.runtime.aclose()
+
+
+def check_pickable(*, all_folders: bool, headless: str | None) -> None:
+    """`vance chat --resume` without an id: fine when there is a chat to pick and a screen to pick
+    it on; else a UsageError that says why and, without a screen (``headless``: why not), lists the
+    recent chats' ids to pass."""
+    from vance_cli.errors import UsageError
+    from vance_cli.output.chats import chat_lines, chat_rows
+
+    scopes, settings = load_context()
+    chats = Runtime(scopes, settings).chats(all_folders=all_folders)
+    where = "any folder" if all_folders else f"this folder ({scopes.cwd})"
+    if not chats:
+        raise UsageError(f"there is no chat in {where} to resume",
+                         hint="start one with `vance chat`" + ("" if all_folders else "; `vance chat --resume --all` lists every folder's chats"))
+    if headless:
+        shown = chats[:10]
+        more = f"\n    ... and {len(chats) - len(shown)} older (vance ps lists them all)" if len(chats) > len(shown) else ""
+        raise UsageError(
+            f"--resume without an id picks a chat on the full screen, and {headless}; the recent chats of {where}:\n    "
+            + "\n    ".join(chat_lines(chat_rows(shown))) + more,
+            hint=f"pass an id (or its first characters): vance chat --resume {shown[0].id}",
+        )
 
 
 def _read_line() -> str | None:

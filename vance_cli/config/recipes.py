@@ -110,6 +110,9 @@ class ExecSpec(_Strict):
 class Recipe(_Strict):
     name: str = Field(min_length=1)
     description: str = ""
+    # A part of another recipe (Benjy's stages and workers), not one a person runs: `vance recipes
+    # list` hides it unless --all.
+    internal: bool = False
     engine: str
     # A litellm model string or default:fast|analyze|code; None: the model.default setting.
     model: str | None = None
@@ -213,6 +216,7 @@ class RecipeInfo:
     path: Path
     shadowed: bool  # a scope earlier in the cascade has a recipe of the same name
     description: str = ""
+    internal: bool = False  # Recipe.internal: a part of another recipe
 
 
 # --------------------------------------------------------------------------- errors
@@ -445,18 +449,21 @@ def _refuse_untrusted(path: Path, scopes: Scopes) -> None:
         )
 
 
-def _description_of(path: Path, home: Path | None) -> str:
-    # Listing must work even when a recipe is broken, so no validation here.
+def _listing_of(path: Path, home: Path | None) -> tuple[str, bool]:
+    """(the first line of its description, whether it is internal), read without validating:
+    listing must work even when a recipe is broken."""
     try:
         if path.stat().st_size > MAX_RECIPE_BYTES:
-            return ""
+            return "", False
         text = path.read_text(encoding="utf-8")
         data = cached_parse("yaml", text, _safe_load, home=home, check=lambda value: _check_expansion(value, str(path)))
     except (OSError, ValueError, RecipeError, error_of("yaml", "YAMLError"), RecursionError):
-        return ""
-    if isinstance(data, dict) and isinstance(data.get("description"), str):
-        return data["description"].strip().splitlines()[0] if data["description"].strip() else ""
-    return ""
+        return "", False
+    if not isinstance(data, dict):
+        return "", False
+    description = data.get("description")
+    first = description.strip().splitlines()[0] if isinstance(description, str) and description.strip() else ""
+    return first, data.get("internal") is True
 
 
 def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
@@ -472,15 +479,8 @@ def list_recipes(scopes: Scopes) -> list[RecipeInfo]:
                 if path.is_file() and not path.name.startswith("."):
                     names.setdefault(path.stem, path)
         for name, path in sorted(names.items()):
-            found.append(
-                RecipeInfo(
-                    name,
-                    origin,
-                    path,
-                    shadowed=name in seen,
-                    description=_description_of(path, scopes.user),
-                )
-            )
+            description, internal = _listing_of(path, scopes.user)
+            found.append(RecipeInfo(name, origin, path, shadowed=name in seen, description=description, internal=internal))
         seen.update(names)
     order = {origin: index for index, (origin, _folder) in enumerate(search_path(scopes))}
     found.sort(key=lambda info: (info.name, order[info.origin]))

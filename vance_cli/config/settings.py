@@ -257,6 +257,18 @@ class Settings:
             return self._resolve_alias(name, seen=())
         return name
 
+    def model_aliases(self) -> list[tuple[str, str]]:
+        """(alias, the model string it resolves to or why it does not) for the built-in aliases
+        and every one in [aliases]: what `/model` without a name shows."""
+        configured = [a for a in (self.get("aliases") or {}) if isinstance(a, str)]
+        out = []
+        for alias in dict.fromkeys([*MODEL_ALIASES, *sorted(configured)]):
+            try:
+                out.append((alias, self.resolve_model(alias)))
+            except ConfigError as exc:
+                out.append((alias, f"({exc.message})"))
+        return out
+
     def _resolve_alias(self, alias: str, seen: tuple[str, ...]) -> str:
         if alias in seen:
             chain = " -> ".join((*seen, alias))

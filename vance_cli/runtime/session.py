@@ -32,8 +32,12 @@ class ChatSession:
         resume: str | None = None,
         continue_last: bool = False,
         all_folders: bool = False,
+        pick: bool = False,
     ) -> ChatSession:
-        """The process ``--resume`` / ``--continue`` names, or a new one of ``recipe`` on ``model``."""
+        """The process ``--resume`` / ``--continue`` names, or a new one of ``recipe`` on ``model``;
+        ``pick``: none yet (pid ""), the person picks one (`vance chat --resume` without an id)."""
+        if pick:
+            return cls(runtime=runtime, pid="", model=model)
         pid = runtime.find(resume=resume, continue_last=continue_last, all_folders=all_folders)
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id

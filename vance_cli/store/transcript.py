@@ -93,6 +93,18 @@ def last_reply(process: Process) -> Entry | None:
     return reply
 
 
+def first_message(process: Process) -> str:
+    """The chat's first message from the person, on one line (a picker's or a listing's row);
+    the title when the history holds none yet (a message still in the inbox)."""
+    for m in process.history:
+        if m.role == "user" and m.content:
+            return " ".join(m.content.split())
+    for item in process.inbox:
+        if item.kind == "user" and item.content:
+            return " ".join(item.content.split())
+    return process.title or ""
+
+
 def child_outcome(child: Process) -> dict[str, Any]:
     """What a settled child delivers to its parent: its last reply (a respond message) or how it ended.
 

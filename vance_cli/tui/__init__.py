@@ -44,13 +44,17 @@ def _failed(app, resume: str | None = None) -> None:
         raise SystemExit(app.return_code)
 
 
-def run_tui(session: ChatSession, **options: Any) -> None:
-    """Open the chat app on ``session``'s process; returns when the person quits."""
+def run_tui(session: ChatSession, *, pick: bool = False, **options: Any) -> None:
+    """Open the chat app on ``session``'s process; returns when the person quits.
+
+    ``pick``: the session has no process yet; the app opens on the resume picker (Esc leaves)."""
     from vance_cli.tui.app import VanceApp
     from vance_cli.tui.controller import ChatController
 
     controller = ChatController.from_session(session)
-    controller.open()  # takes the process lock: a held process fails here, as in line mode
+    if not pick:
+        controller.open()  # takes the process lock: a held process fails here, as in line mode
+    options["pick"] = pick
     app = VanceApp(controller=controller, **options)
     from vance_cli.tui import splash
 

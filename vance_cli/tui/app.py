@@ -35,8 +35,13 @@ class VanceApp(App):
         history: InputHistory | None = None,
         preload: bool = True,
         close_when_finished: bool = False,
+        pick: bool = False,
+        pick_all_folders: bool = False,
     ) -> None:
+        """``pick``: open on the resume picker, with no chat open yet (`vance chat --resume`)."""
         super().__init__()
+        self.pick = pick
+        self.pick_all_folders = pick_all_folders
         self.controller = controller
         self.run_source = run_source
         self.history = history
@@ -68,7 +73,7 @@ class VanceApp(App):
             history = self.history
             if history is None:
                 history = InputHistory.load(self.controller.runtime.scopes.state_dir / "tui" / "input-history.json")
-            return ChatScreen(self.controller, history)
+            return ChatScreen(self.controller, history, pick=self.pick, pick_all_folders=self.pick_all_folders)
         return super().get_default_screen()
 
     def on_mount(self) -> None:

@@ -8,8 +8,12 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Command:
     name: str
-    arg: str | None
+    arg: str | None  # "[X]": optional
     help: str
+
+    @property
+    def needs_arg(self) -> bool:
+        return bool(self.arg) and not self.arg.startswith("[")
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -17,9 +21,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("ps", None, "list the processes"),
     Command("attach", "ID", "watch a process live (a Benjy run or a worker): todos, journal, question"),
     Command("new", None, "start a new chat with the same recipe"),
-    Command("resume", "ID", "switch this chat to another process"),
+    Command("resume", "[ID]", "switch this chat to another process (no ID: pick one of this folder's chats)"),
     Command("recipe", "NAME", "start a new chat with recipe NAME"),
-    Command("model", "NAME", "use model NAME for the next turns"),
+    Command("model", "[NAME]", "use model NAME for the next turns (no NAME: show the model and the aliases)"),
+    Command("copy", None, "copy the last reply to the clipboard"),
     Command("permissions", None, "see the approval rules; /permissions allow|ask|deny|forget RULE changes them"),
     Command("compact", None, "summarise the older turns now (the process file keeps them all)"),
     Command("retry", None, "try the interrupted or failed turn again"),

@@ -32,7 +32,7 @@ class ChatController:
     def from_session(cls, session: ChatSession) -> ChatController:
         runtime = session.runtime
         runtime.stream = True
-        return cls(runtime, session.pid, model_override=session.model)
+        return cls(runtime, session.pid or None, model_override=session.model)  # "": none yet (the picker)
 
     @property
     def model_override(self) -> str | None:

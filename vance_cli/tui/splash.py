@@ -61,7 +61,7 @@ def early(argv: list[str]) -> bool:
         return False
     if sys.stdin is None or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return False
-    known = {"-r": "recipe", "--recipe": "recipe", "-m": "model", "--model": "model", "--resume": "resume"}
+    known = {"--recipe": "recipe", "-m": "model", "--model": "model", "--resume": "resume", "-r": "resume"}
     values: dict[str, str] = {}
     continue_last = False
     args = iter(argv[1:])
@@ -73,6 +73,8 @@ def early(argv: list[str]) -> bool:
             value = value if eq else next(args, "")
             if value.startswith("-"):
                 return False
+            if value.startswith("\x00"):  # a bare --resume (cli/chat.py PICK): the picker opens
+                value = "pick a chat"
             values[known[name]] = value
         elif arg in ("-c", "--continue", "-q", "--quiet", "--all"):
             continue_last = continue_last or arg in ("-c", "--continue")

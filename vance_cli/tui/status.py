@@ -27,7 +27,8 @@ class StatusInfo:
     folder: str = ""  # the folder the process works in (its workspace), ~ for the home folder
 
 
-def _folder(workspace: str | None) -> str:
+def folder_label(workspace: str | None) -> str:
+    """A folder as the screens show it: ~ for the home folder."""
     if not workspace:
         return ""
     from pathlib import Path
@@ -50,7 +51,7 @@ def status_info(process: Process, *, model: str | None = None, running_since: fl
         tokens=u.prompt_tokens + u.completion_tokens,
         cost=u.cost,
         running_since=running_since,
-        folder=_folder(process.workspace),
+        folder=folder_label(process.workspace),
     )
 
 

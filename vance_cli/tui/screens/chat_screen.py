@@ -62,9 +62,12 @@ class ChatScreen(Screen):
         Binding("escape", "leave_prompt", "Leave prompt", show=False),
     ]
 
-    def __init__(self, controller: ChatController, history: InputHistory | None = None) -> None:
+    def __init__(self, controller: ChatController, history: InputHistory | None = None, *, pick: bool = False,
+                 pick_all_folders: bool = False) -> None:
         super().__init__()
         self.controller = controller
+        self.pick = pick  # open on the resume picker (`vance chat --resume` without an id)
+        self.pick_all_folders = pick_all_folders  # ... with --all: every folder's chats
         self.history = history or InputHistory(None)
         self.turn_worker: Worker | None = None
         self._tools: dict[str, tuple[ToolLine, float]] = {}
@@ -88,6 +91,9 @@ class ChatScreen(Screen):
         self.controller.subscribe(self._on_bus_event)
         self.load_process()
         self.query_one(PromptInput).focus()
+        if self.pick:
+            self.refresh_status("pick a chat to resume")
+            self.open_picker(leave_on_cancel=True, all_folders=self.pick_all_folders)
         self.call_later(_take_keys, self.app)  # after the focus is set (focus() is queued too)
 
     def _on_bus_event(self, event: Event) -> None:
@@ -290,7 +296,7 @@ class ChatScreen(Screen):
         if command is None:
             self.note(f"unknown command /{name}; /help lists them (a message that starts with / is typed \\/)", "warning")
             return
-        if command.arg and not arg:
+        if command.needs_arg and not arg:
             self.note(f"/{name} needs {command.arg}: /{name} {command.arg}", "warning")
             return
         if self.turn_running and name in ("new", "resume", "recipe", "retry", "compact"):
@@ -320,7 +326,38 @@ class ChatScreen(Screen):
         self.load_process()
         self.note(f"new chat {process.id}", "info")
 
+    def open_picker(self, *, leave_on_cancel: bool = False, all_folders: bool = False) -> None:
+        """The resume picker over this folder's chats; Enter resumes one, Esc cancels (and, when
+        no chat is open yet, leaves: `vance chat --resume` without an id creates nothing)."""
+        from vance_cli.output.chats import chat_rows
+        from vance_cli.tui.screens.resume_screen import ResumeScreen
+        from vance_cli.tui.status import folder_label
+
+        runtime = self.controller.runtime
+        chats = runtime.chats(all_folders=all_folders)
+        current = self.controller.process.id if self.controller.process is not None else None
+        if not [p for p in chats if p.id != current]:
+            self.note("no other chat in this folder to resume; `vance chat --resume --all` lists every folder's", "info")
+            if leave_on_cancel:
+                self.app.exit()
+            return
+
+        def chosen(pid: str | None) -> None:
+            if pid is None:
+                if leave_on_cancel:
+                    self.app.exit()
+                return
+            try:
+                self.cmd_resume(pid)
+            except VanceError as exc:
+                self.note(exc.render(), "error")
+
+        self.app.push_screen(ResumeScreen(chat_rows(chats, current), folder="" if all_folders else folder_label(str(runtime.scopes.cwd))), chosen)
+
     def cmd_resume(self, arg: str) -> None:
+        if not arg:
+            self.open_picker()
+            return
         pid = self.controller.resolve(arg)
         if pid == self.controller.process_id:
             self.note(f"{pid} is this chat: it is already open", "info")
@@ -339,9 +376,37 @@ class ChatScreen(Screen):
         self.note(f"new chat {process.id} with recipe {process.recipe_name}", "info")
 
     def cmd_model(self, arg: str) -> None:
+        if not arg:
+            self.note(self._models_text())
+            return
         resolved = self.controller.set_model(arg)
         self.refresh_status()
         self.note(f"model for the next turns: {resolved}", "info")
+
+    def _models_text(self) -> str:
+        settings = self.controller.runtime.settings
+        process = self.controller.process
+        current = process.model if process is not None and process.model else "(none yet)"
+        lines = [f"model: {current}"]
+        if self.controller.model_override:
+            lines.append(f"next turns: {settings.resolve_model(self.controller.model_override)} (switched with /model)")
+        lines.append("aliases (config.toml [aliases]; /model NAME switches to an alias or a model string):")
+        aliases = settings.model_aliases()
+        width = max(len(a) for a, _ in aliases)
+        lines += [f"  {alias:<{width}}  {target}" for alias, target in aliases]
+        return "\n".join(lines)
+
+    def cmd_copy(self, arg: str) -> None:
+        from vance_cli.store.transcript import last_reply
+
+        process = self.controller.process
+        reply = last_reply(process) if process is not None else None
+        if reply is None or not reply.text:
+            self.note("nothing to copy: no reply since your last message", "info")
+            return
+        self.app.copy_to_clipboard(reply.text)
+        self.note(f"copied the last reply ({len(reply.text):,} characters) to the clipboard "
+                  "(by the terminal, OSC 52: some terminals need it allowed; macOS Terminal ignores it)", "info")
 
     def cmd_retry(self, arg: str) -> None:
         if self.controller.has_open_turn():

@@ -7,7 +7,8 @@ source runs in a worker; this screen only paints what it reports and passes the 
 Keys: Ctrl+C on a run driven here asks it to stop at its next safe point (a second Ctrl+C stops
 it at once; either way the run is saved and resumable) and otherwise closes the view; Esc and q
 close a view but never stop work (a run driven here says how to stop it); r continues a run
-driven here that stopped or failed. Closing a watched run never stops it: it runs elsewhere.
+driven here that stopped or failed; the footer shows r (when it applies), q and t. Closing a
+watched run never stops it: it runs elsewhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.widgets import Footer
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from vance_cli.errors import VanceError
@@ -39,10 +41,11 @@ from vance_cli.tui.widgets.todo_box import TodoBox
 
 class RunScreen(Screen):
     CSS_PATH = "run_screen.tcss"
+    # shown in the footer: r only when it can continue the run (check_action), q always
     BINDINGS = [
+        Binding("r", "continue_run", "Continue the run"),
+        Binding("q", "close", "Close"),
         Binding("t", "toggle_todos", "Todos"),
-        Binding("r", "continue_run", "Continue", show=False),
-        Binding("q", "close", "Close", show=False),
         Binding("escape", "close", "Close", show=False),
     ]
 
@@ -58,6 +61,7 @@ class RunScreen(Screen):
         yield JournalPanel(id="journal", title=f"journal · {self.source.process_id}")
         yield QuestionBox(id="question")
         yield StatusBar(id="status")
+        yield Footer(id="keys")
 
     def on_mount(self) -> None:
         self.refresh_status()
@@ -86,6 +90,24 @@ class RunScreen(Screen):
         extra = "stopping…" if self.source.stopping else self.source.status_note()
         self.query_one(StatusBar).show(self.source.status(), extra)
         self.query_one(QuestionBox).ask(self.source.pending_question())
+        self.refresh_bindings()  # r comes and goes with can_continue
+
+    def can_continue(self) -> bool:
+        """r would drive the run again: driven here, not working, not waiting for an answer, not over."""
+        if not self.source.drives or self.driving:
+            return False
+        if self.follow_worker is not None and not self.follow_worker.is_finished:
+            return False  # waiting for an answer: the question box takes it
+        return self.source.status().status not in ("DONE", "BLOCKED")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self.follow_worker:
+            self.refresh_bindings()  # the drive ended (or began): r may apply now
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "continue_run":
+            return self.can_continue()
+        return True
 
     def on_engine_event(self, message: EngineEvent) -> None:
         event = message.event
@@ -134,12 +156,7 @@ class RunScreen(Screen):
 
     def action_continue_run(self) -> None:
         """r: drive a run again that stopped or failed here (a DONE run, or a watched one: nothing)."""
-        if not self.source.drives or self.driving:
-            return
-        if self.follow_worker is not None and not self.follow_worker.is_finished:
-            return  # waiting for an answer: the question box takes it
-        status = self.source.status().status
-        if status in ("DONE", "BLOCKED"):
+        if not self.can_continue():
             return
         self.query_one(JournalPanel).add_entry("*continuing the run*")
         self.follow_worker = self.follow()

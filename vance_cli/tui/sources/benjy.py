@@ -11,7 +11,6 @@ safe point (between two tasks), SUSPENDED and resumable.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from typing import ClassVar
 
@@ -64,12 +63,14 @@ class BenjyRunSource(RunSource):
         process = self._current()
         if process is None:
             return StatusInfo(process_id=self.process_id, running_since=self.running_since)
-        info = status_info(process, running_since=self.running_since)
+        # the status on disk, as `ps` and `benjy watch` show it (a stop between two drives can
+        # leave the root IDLE, waiting on its worker); that nothing drives it is status_note's
+        return status_info(process, running_since=self.running_since)
+
+    def status_note(self) -> str:
         if not self.running and self.result is not None and self.result.stopped:
-            # a stop between two drives can leave the root IDLE (waiting on its worker) on disk;
-            # for the person the run is stopped: nothing drives it until r or `vance benjy resume`
-            info = dataclasses.replace(info, status=Status.SUSPENDED.value)
-        return info
+            return "stopped here · r continues"
+        return ""
 
     def pending_question(self) -> str | None:
         process = self._current()
