@@ -18,7 +18,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Speak ACP on stdin/stdout: an editor's agent panel drives Vance chats (needs vance[acp])."""
         import asyncio
-        import importlib.util
 
         from vance_cli.cli.common import model_factory, require_text
         from vance_cli.config.context import load_context
@@ -27,12 +26,15 @@ def register(app: typer.Typer) -> None:
         from vance_cli.runtime.runner import Runtime
 
         require_text(recipe, "--recipe")
-        if importlib.util.find_spec("acp") is None:
+        try:
+            from vance_cli.acp.agent import serve
+        except ImportError as exc:
+            if exc.name != "acp" and not (exc.name or "").startswith("acp."):
+                raise
             raise ConfigError(
                 "`vance acp` needs the Agent Client Protocol SDK, which is not installed",
-                hint="pip install 'vance[acp]' (or: pip install agent-client-protocol)",
-            )
-        from vance_cli.acp.agent import serve
+                hint="pip install 'vance-cli[acp]' (vance[acp]; or: pip install agent-client-protocol)",
+            ) from None
 
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)
