@@ -27,6 +27,8 @@ def register(app: typer.Typer) -> None:
 
         require_text(recipe, "--recipe")
         try:
+            import acp  # noqa: F401  (the SDK itself: vance_cli.acp.agent may be loaded already)
+
             from vance_cli.acp.agent import serve
         except ImportError as exc:
             if exc.name != "acp" and not (exc.name or "").startswith("acp."):
