@@ -30,6 +30,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("output",),  # printers and the process tree, for cli and demo
     ("doctor",),
     ("tui",),  # the Textual console
+    ("acp",),  # the Agent Client Protocol agent (`vance acp`), over runtime
     ("demo",),
     ("cli",),  # commands only
     ("entry", "__main__"),

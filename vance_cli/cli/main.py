@@ -82,6 +82,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor_cmd",
     "demo": "demo_cmd",
     "benjy": "benjy_cmd",
+    "acp": "acp_cmd",
 }
 _registered: set[str] = set()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +57,9 @@ class Runtime:
         self.model_factory = model_factory or _default_model_factory
         # Stream model calls for a live display (MessageDelta events); what is saved is the same.
         self.stream = stream
+        # An async (process_id, path, text) that writes a file_write's file instead of the tool
+        # (`vance acp`: the editor's fs/write_text_file); None: the tool writes it.
+        self.file_writer: Callable[[str, Path, str], Awaitable[None]] | None = None
         # Decides on every tool call that needs approval (runtime/approvals.py). The default asks
         # nobody: such a call is not run and its turn waits (chat -p without --allow / --yes).
         self._approvals = approvals
@@ -246,7 +249,8 @@ class Runtime:
                 process_id=process.id,
                 # the exec_run policy, and what this process really runs with: a worker it
                 # spawns never gets more (runtime/scheduler.py _within_parent_grant)
-                extra={"recipe_exec": recipe_exec, "grant": {"tools": granted, "exec": dict(recipe_exec)}},
+                extra={"recipe_exec": recipe_exec, "grant": {"tools": granted, "exec": dict(recipe_exec)},
+                       **({"file_writer": self.file_writer} if self.file_writer is not None else {})},
                 host=host,
                 # the structure tool's models, a new one per call as its service makes them without a factory
                 model_factory=lambda name: self.model_factory(name, self.settings),

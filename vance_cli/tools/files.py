@@ -394,10 +394,42 @@ FILE_WRITE_PARAMETERS: dict[str, Any] = {
 
 
 async def _file_write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    return await asyncio.to_thread(_file_write_sync, args, ctx)
+    """Write locally, or through ``ctx.extra["file_writer"]`` where a host offers one (an editor's
+    fs/write_text_file under `vance acp`): an async (process_id, path, text) that writes the file."""
+    writer = (ctx.extra or {}).get("file_writer")
+    if writer is None:
+        return await asyncio.to_thread(_file_write_sync, args, ctx)
+    planned = await asyncio.to_thread(_plan_write, args, ctx)
+    if isinstance(planned, ToolResult):
+        return planned
+    try:
+        text = planned.data.decode("utf-8")
+    except UnicodeDecodeError:  # an append to a file that is not UTF-8: the editor takes text only
+        return await asyncio.to_thread(_write_planned, planned)
+    await writer(ctx.process_id, planned.target, text)
+    return planned.result()
 
 
-def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+@dataclass
+class _Write:
+    target: Path
+    shown: str
+    data: bytes  # the whole new content of the file
+    added: int
+    existed: bool
+    append: bool
+
+    def result(self) -> ToolResult:
+        total = len(self.data)
+        if self.append and self.existed:
+            text = f"appended {self.added:,} bytes to {self.shown} (now {total:,} bytes)"
+        else:
+            text = f"{'replaced' if self.existed else 'created'} {self.shown} ({total:,} bytes)"
+        return ToolResult(content=text, data={"path": self.shown, "bytes": total, "created": not self.existed})
+
+
+def _plan_write(args: dict[str, Any], ctx: ToolContext) -> _Write | ToolResult:
+    """The checks of a file_write and what it would write; a ToolResult error when it may not."""
     rel = args["path"]
     content: str = args["content"]
     append = bool(args.get("append", False))
@@ -416,18 +448,22 @@ def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"{shown!r} is a folder; choose a file path inside it")
     if target.exists() and not target.is_file():
         return ToolResult.error(f"{shown!r} is not a regular file")
-    # `target` is fully resolved and inside the root, so every missing parent is a plain name in it.
-    target.parent.mkdir(parents=True, exist_ok=True)
     new = content.encode("utf-8")
     existed = target.exists()
     old = target.read_bytes() if append and existed else b""
-    atomic_write_bytes(target, old + new, sync_folder=True)
-    total = len(old) + len(new)
-    if append and existed:
-        text = f"appended {len(new):,} bytes to {shown} (now {total:,} bytes)"
-    else:
-        text = f"{'replaced' if existed else 'created'} {shown} ({total:,} bytes)"
-    return ToolResult(content=text, data={"path": shown, "bytes": total, "created": not existed})
+    return _Write(target, shown, old + new, len(new), existed, append)
+
+
+def _write_planned(planned: _Write) -> ToolResult:
+    # `target` is fully resolved and inside the root, so every missing parent is a plain name in it.
+    planned.target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(planned.target, planned.data, sync_folder=True)
+    return planned.result()
+
+
+def _file_write_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    planned = _plan_write(args, ctx)
+    return planned if isinstance(planned, ToolResult) else _write_planned(planned)
 
 
 MAX_DIFF_SOURCE = 1_000_000  # bytes of the old file read for the approval diff
