@@ -91,8 +91,6 @@ def run(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as cx
 
-    from vance_cli.errors import EXIT_ERROR, VanceError
-
     debug = os.environ.get("VANCE_DEBUG") == "1"
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
@@ -100,6 +98,17 @@ def run(argv: list[str] | None = None) -> None:
 
         splash.early(args)
     register_commands(argv)
+    try:
+        _run_app(args, argv, cx, debug)
+    finally:
+        mcp = sys.modules.get("vance_cli.tools.mcp_client")
+        if mcp is not None:  # stop the MCP servers this command started
+            mcp.shutdown()
+
+
+def _run_app(args, argv, cx, debug) -> None:
+    from vance_cli.errors import EXIT_ERROR, VanceError
+
     try:
         try:
             code = app(args=argv, standalone_mode=False, prog_name="vance")

@@ -220,3 +220,37 @@ async def tools_of(server: McpServer, log: Path | None = None) -> list[Tool]:
         raise McpUnavailable(f"MCP server {server.name} is not started: {server.blocked}")
     conn = await hub().connect(server, log)
     return [make_tool(server, t, log) for t in conn.tools]
+
+
+def provider(scopes: Any):
+    """The registry's source of MCP tools for ``scopes`` (ToolRegistry.mcp): ``mcp:NAME/TOOL`` or
+    ``mcp:NAME/*`` -> (tools, warning). Server stderr goes to ``<state>/mcp/NAME.log``."""
+    from vance_cli.config.mcp_servers import configured_servers
+    from vance_cli.names import MCP_TOOL_PATTERN
+
+    async def resolve(name: str) -> tuple[list[Tool], str | None]:
+        match = re.fullmatch(MCP_TOOL_PATTERN, name)
+        if match is None:
+            return [], f"{name}: not an MCP tool name (mcp:SERVER/TOOL or mcp:SERVER/*)"
+        server_name, tool = match.groups()
+        servers = {s.name: s for s in reversed(configured_servers(scopes))}
+        startable = {s.name: s for s in configured_servers(scopes) if s.blocked is None}
+        server = startable.get(server_name) or servers.get(server_name)
+        if server is None:
+            return [], f"{name}: no MCP server {server_name} is configured ([mcp.servers.{server_name}] in config.toml)"
+        log_dir = Path(scopes.state_dir) / "mcp"
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            log = log_dir / f"{server_name}.log"
+        except OSError:
+            log = None
+        try:
+            tools = await tools_of(server, log)
+        except (McpUnavailable, TimeoutError) as exc:
+            return [], f"{name}: {exc}"
+        if tool == "*":
+            return tools, None
+        wanted = [t for t in tools if t.name == model_name(server_name, tool)]
+        return wanted, None if wanted else f"{name}: server {server_name} has no tool {tool}"
+
+    return resolve
