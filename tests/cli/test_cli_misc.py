@@ -1,4 +1,4 @@
-"""`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual."""
+"""`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual (nor mcp)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ PROBE = (
     "sys.argv = ['vance'] + sys.argv[1:]\n"
     "from vance_cli.cli.main import run\n"
     "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-    "heavy = [m for m in ('litellm', 'textual') if m in sys.modules]\n"
+    "heavy = [m for m in ('litellm', 'textual', 'mcp') if m in sys.modules]\n"
     "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
 )
 

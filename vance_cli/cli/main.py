@@ -51,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor_cmd",
     "demo": "demo_cmd",
     "benjy": "benjy_cmd",
+    "mcp": "mcp_cmd",
 }
 _registered: set[str] = set()
 
