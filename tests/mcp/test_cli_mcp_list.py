@@ -39,3 +39,14 @@ def test_chat_p_and_help_do_not_import_mcp(tmp_path):
             env={**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": model, "VANCE_HOME": str(tmp_path / "h")},
         )
         assert "MCP=False" in r.stderr, (argv, r.stderr)
+
+
+def test_doctor_checks_each_mcp_server(vance_home):
+    (vance_home / "config.toml").write_text(
+        f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{TOY}"]\n'
+        '[mcp.servers.gone]\ncommand = "/nonexistent/server"\ntimeout = 3\n'
+    )
+    r = run_cli("doctor", "--offline", env={"VANCE_MODEL": "openai/x"})
+    line = next(x for x in r.stdout.splitlines() if " mcp " in x)
+    assert line.startswith("FAIL") and "gone" in line, r.stdout
+    assert r.returncode == 1
