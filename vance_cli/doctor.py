@@ -102,6 +102,7 @@ class Doctor:
         yield self.check_processes
         yield self.check_recipes
         yield self.check_schemas
+        yield self.check_mcp
         yield self.check_endpoint
 
     # ------------------------------------------------------------------ environment
@@ -254,6 +255,36 @@ class Doctor:
             return Check("recipes", FAIL, f"{len(bad)} of {len(infos)} invalid: {bad[0]}",
                          "run `vance recipes validate` for each error and its fix")
         return Check("recipes", OK, f"{len(infos)} valid")
+
+    def check_mcp(self) -> Check | None:
+        """Each configured MCP server starts and lists its tools (none configured: no line)."""
+        from vance_cli.config.mcp_servers import configured_servers
+
+        servers = configured_servers(self.scopes)
+        if not servers:
+            return None
+        import asyncio
+
+        good, bad, held = [], [], []
+        for server in servers:
+            if server.blocked:
+                held.append(f"{server.name}: {server.blocked}")
+                continue
+            try:
+                from vance_cli.tools import mcp_client
+
+                tools = asyncio.run(mcp_client.tools_of(server))
+                good.append(f"{server.name} ({len(tools)} tools)")
+            except ModuleNotFoundError:
+                bad.append(f"{server.name}: the mcp package is missing")
+            except (mcp_client.McpUnavailable, TimeoutError) as exc:
+                bad.append(str(exc))
+        if bad:
+            return Check("mcp", FAIL, "; ".join(bad), "fix the command or url in [mcp.servers] (run `vance mcp list`); "
+                         "for a missing package: pip install 'vance[mcp]'")
+        if held:
+            return Check("mcp", WARN, "; ".join([*good, *held]), "trust the folder to start its servers: vance trust")
+        return Check("mcp", OK, ", ".join(good) + " start")
 
     def check_schemas(self) -> Check:
         from vance_cli.structure.registry import SchemaRegistry

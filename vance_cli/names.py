@@ -38,6 +38,11 @@ TOOLS: Mapping[str, str] = MappingProxyType(
 )
 KNOWN_TOOLS: tuple[str, ...] = tuple(sorted(TOOLS))
 
+# Tools of a configured MCP server in a recipe's tool list: ``mcp:NAME/TOOL`` or ``mcp:NAME/*``
+# (every tool it offers); the model sees each as ``mcp__NAME__TOOL`` (tools/mcp_client.py).
+MCP_PREFIX = "mcp:"
+MCP_TOOL_PATTERN = r"mcp:([A-Za-z0-9_-]{1,32})/(\*|[^/\s*]+)"
+
 # Model aliases a recipe or `--model` may use; settings map them to model strings.
 ALIAS_PREFIX = "default:"
 MODEL_ALIASES: tuple[str, ...] = ("default:fast", "default:analyze", "default:code", "default:strong")

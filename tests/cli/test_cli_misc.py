@@ -1,5 +1,5 @@
 """`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual
-(nor the ACP SDK, which only `vance acp` uses: tests/acp/test_acp_startup.py covers `chat -p`)."""
+(nor mcp, nor the ACP SDK, which only `vance acp` uses: tests/acp/test_acp_startup.py covers `chat -p`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ PROBE = (
     "sys.argv = ['vance'] + sys.argv[1:]\n"
     "from vance_cli.cli.main import run\n"
     "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-    "heavy = [m for m in ('litellm', 'textual', 'acp') if m in sys.modules]\n"
+    "heavy = [m for m in ('litellm', 'textual', 'acp', 'mcp') if m in sys.modules]\n"
     "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
 )
 

@@ -438,7 +438,7 @@ def test_unknown_keys_warn_with_did_you_mean(vance_home):
     s = load()
     assert s.warnings == [
         f"{path.resolve()}: unknown key 'modle' is ignored; did you mean 'model'? "
-        "(known here: model, aliases, models, structure, exec, permissions)",
+        "(known here: model, aliases, models, structure, exec, permissions, mcp)",
         f"{path.resolve()}: unknown key 'structure.confidenceTreshold' is ignored; did you mean "
         "'confidenceThreshold'? (known here: model, schemaBuilderModel, confidenceThreshold, "
         "requireProviderStrictOutput, schemaCacheTtlDays, tenantId)",

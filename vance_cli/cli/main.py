@@ -83,6 +83,7 @@ COMMANDS: dict[str, str] = {
     "demo": "demo_cmd",
     "benjy": "benjy_cmd",
     "acp": "acp_cmd",
+    "mcp": "mcp_cmd",
 }
 _registered: set[str] = set()
 
@@ -142,8 +143,6 @@ def run(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click import exceptions as cx
 
-    from vance_cli.errors import EXIT_ERROR, VanceError
-
     debug = os.environ.get("VANCE_DEBUG") == "1"
     _closed_stdin_reads_as_empty()
     args = list(sys.argv[1:] if argv is None else argv)
@@ -154,6 +153,17 @@ def run(argv: list[str] | None = None) -> None:
         args = argv = resume_argv(args)  # a bare --resume: the picker
         splash.early(args)
     register_commands(argv)
+    try:
+        _run_app(args, argv, cx, debug)
+    finally:
+        mcp = sys.modules.get("vance_cli.tools.mcp_client")
+        if mcp is not None:  # stop the MCP servers this command started
+            mcp.shutdown()
+
+
+def _run_app(args, argv, cx, debug) -> None:
+    from vance_cli.errors import EXIT_ERROR, VanceError
+
     try:
         try:
             code = app(args=argv, standalone_mode=False, prog_name="vance")

@@ -26,7 +26,7 @@ from vance_cli.config.scopes import Scopes
 from vance_cli.config.trust import check as trust_check
 from vance_cli.config.trust import project_trusted
 from vance_cli.errors import ConfigError
-from vance_cli.names import ALIAS_PREFIX, KNOWN_ENGINES, KNOWN_TOOLS, MODEL_ALIASES
+from vance_cli.names import ALIAS_PREFIX, KNOWN_ENGINES, KNOWN_TOOLS, MCP_PREFIX, MCP_TOOL_PATTERN, MODEL_ALIASES
 from vance_cli.store.parse_cache import cached_parse, error_of
 from vance_cli.text import did_you_mean
 
@@ -61,6 +61,14 @@ class _Strict(BaseModel):
 
 
 def _check_tool_name(name: str) -> str:
+    if name.startswith(MCP_PREFIX):
+        import re
+
+        if not re.fullmatch(MCP_TOOL_PATTERN, name):
+            raise ValueError(
+                f"malformed MCP tool {name!r}: write mcp:SERVER/TOOL or mcp:SERVER/* (SERVER as in [mcp.servers.SERVER])"
+            )
+        return name
     known = known_tool_names()
     if name not in known:
         raise ValueError(f"unknown tool {name!r} (known: {', '.join(known)}){did_you_mean(name, known)}")

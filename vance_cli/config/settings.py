@@ -78,7 +78,7 @@ def _toml_loads(text: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _read_toml(path: Path, home: Path | None = None) -> dict[str, Any]:
+def read_toml(path: Path, home: Path | None = None) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -168,7 +168,7 @@ class Settings:
             if path.is_file():
                 # not kept in the parse cache: a config.toml may hold an API key, and keeping it
                 # saves ~2 ms (store/parse_cache.py)
-                layer = _read_toml(path)
+                layer = read_toml(path)
                 checker = Checker(str(path))
                 checker.layer(layer)
                 warnings += checker.warnings

@@ -62,8 +62,48 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     ),
     "exec": ("sandbox", "network", "env"),
     "permissions": ("allow", "ask", "deny", "sandboxed_exec"),
+    "mcp": ("servers",),  # [mcp.servers.NAME]: config/mcp_servers.py
 }
+MCP_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "timeout")
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
+
+
+def check_servers(table: Any, source: str) -> None:
+    """ConfigError naming the key for a malformed ``[mcp.servers]`` table (Checker.layer calls it)."""
+
+    def fail(key: str, problem: str) -> None:
+        raise ConfigError(
+            f"{source}: key '{key}': {problem}",
+            hint=f"fix the value in {source} (see the MCP section of README.md)",
+        )
+
+    if not isinstance(table, dict):
+        fail("mcp.servers", "expected a table of servers, e.g. [mcp.servers.files]")
+    for name, block in table.items():
+        where = f"mcp.servers.{name}"
+        if not MCP_SERVER_NAME.fullmatch(name):
+            fail(where, "a server name is 1-32 letters, digits, '_' or '-'")
+        if not isinstance(block, dict):
+            fail(where, "expected a table with command (stdio) or url (streamable HTTP)")
+        unknown = [k for k in block if k not in MCP_SERVER_KEYS]
+        if unknown:
+            fail(f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(MCP_SERVER_KEYS)})")
+        if bool(block.get("command")) == bool(block.get("url")):
+            fail(where, "set exactly one of command (a stdio server) or url (a streamable HTTP server)")
+        for key in ("command", "url", "cwd"):
+            if key in block and not (isinstance(block[key], str) and block[key]):
+                fail(f"{where}.{key}", "expected a non-empty string")
+        if "args" in block and not (isinstance(block["args"], list) and all(isinstance(a, str) for a in block["args"])):
+            fail(f"{where}.args", 'expected a list of strings, e.g. ["-m", "server"]')
+        for key in ("env", "headers"):
+            value = block.get(key, {})
+            if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+                fail(f"{where}.{key}", "expected a table of strings")
+        if "timeout" in block:
+            t = block["timeout"]
+            if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+                fail(f"{where}.timeout", "expected a number of seconds above 0")
 
 
 # --------------------------------------------------------------------------- dotted keys
@@ -276,6 +316,8 @@ class Checker:
                 )
             if "schemaCacheTtlDays" in structure:
                 self.number(structure["schemaCacheTtlDays"], ["structure", "schemaCacheTtlDays"])
+        if isinstance(data.get("mcp"), dict) and "servers" in data["mcp"]:
+            check_servers(data["mcp"]["servers"], self.source)
         if "permissions" in data:
             from vance_cli.config.permissions import check_table
 

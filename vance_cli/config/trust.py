@@ -9,6 +9,7 @@ or give the model more power apply only in a folder the user trusted:
 - ``[structure] model`` and ``schemaBuilderModel`` (the schemas' models);
 - ``[exec]`` (the command sandbox, its network and environment);
 - ``[permissions]`` (approval rules: which tool calls run without asking);
+- ``[mcp.servers]`` (MCP servers: commands the folder would start; shown, never started);
 - the project recipes (``.vance/recipes/``), and with them the tools they add.
 
 ``vance trust [PATH]`` records the project folder (the one holding ``.vance/``) and a digest of its
@@ -58,6 +59,7 @@ RESTRICTED: dict[str, tuple[str, ...] | None] = {
     "structure": ("model", "schemaBuilderModel"),
     "exec": None,
     "permissions": None,  # approval rules: which tool calls run without asking
+    "mcp": None,  # MCP servers: commands to start (config/mcp_servers.py shows them, never starts them)
 }
 
 # States of a project folder.

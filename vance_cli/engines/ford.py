@@ -192,7 +192,9 @@ class FordEngine(Engine):
             # grant stays the recipe's own, this only narrows what the model is offered.
             recipe = recipe.compacted()
             self._journal(process, f"compact prompt for a small model (capabilities.compact_prompt): tools {', '.join(recipe.tool_names())}")
-        tools = {name: self.deps.tools.get(name) for name in recipe.tool_names()}
+        tools, warnings = await self.deps.tools.pool(recipe.tool_names())
+        for warning in warnings:
+            self._journal(process, warning, "warning")
         if tools and not self.deps.model.capabilities.tools:
             # A model configured without tool calling can only answer in text: the legacy path.
             self._journal(process, "the model has no tool calling (capabilities.tools = false): legacy text path", "warning")

@@ -232,6 +232,7 @@ class Runtime:
         model = self.model(process.model or self.settings.resolve_model(None))
         if self._tools is None:
             self._tools = builtin_registry()
+            self._tools.mcp = _mcp_provider(self.scopes)
         tools, recipe_exec = self._tools, process.recipe.get("exec") or {}
         granted = _snapshot_tools(process)
         untrusted = None
@@ -352,10 +353,19 @@ class Runtime:
         except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
             wanted = []
         extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
+        blocked_mcp = [name for name in wanted if name not in allowed and name.startswith("mcp:")]
         granted = [name for name in wanted if name in allowed]
-        if not extra:
+        if not extra and not blocked_mcp:
             return self._tools, exec_spec, granted
         registry = builtin_registry()
+        mcp_source = self._tools.mcp
+
+        async def only_granted(name: str, blocked=frozenset(blocked_mcp)):
+            if name in blocked or mcp_source is None:
+                return [], f"{name} is not offered: only this process file's recipe in {project_root}/.vance grants it, and the folder is not trusted ({command})"
+            return await mcp_source(name)
+
+        registry.mcp = only_granted
         for name in extra:
             base = self._tools.get(name)
             message = (
@@ -382,6 +392,17 @@ class Runtime:
             self.bus.emit(StatusChanged(process.id, old.value, status.value, reason))
         self.store.save(process)
 
+
+
+def _mcp_provider(scopes):
+    """MCP tools for the registry, importing the client (never ``mcp`` itself) on first use."""
+
+    async def resolve(name: str):
+        from vance_cli.tools.mcp_client import provider
+
+        return await provider(scopes)(name)
+
+    return resolve
 
 
 def _snapshot_tools(process: Process) -> list[str]:

@@ -8,16 +8,39 @@ once, in ``vance_cli.names.TOOLS``.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from vance_cli.names import TOOLS
+from vance_cli.names import MCP_PREFIX, TOOLS
 from vance_cli.tools.base import Tool
+
+# An async function of a recipe's tool name (``mcp:NAME/*``) -> (its tools, a warning or None).
+Provider = Callable[[str], Awaitable[tuple[list[Tool], str | None]]]
 
 
 class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, Callable[[], Tool]] = {}
         self._instances: dict[str, Tool] = {}
+        # where the MCP tools come from (runtime/runner.py sets it); None: none are offered
+        self.mcp: Provider | None = None
+
+    async def pool(self, names: list[str]) -> tuple[dict[str, Tool], list[str]]:
+        """The tools a recipe's ``names`` stand for, by the name the model calls, and warnings
+        (an MCP server that is not configured, not trusted or does not start)."""
+        tools: dict[str, Tool] = {}
+        warnings: list[str] = []
+        for name in names:
+            if name.startswith(MCP_PREFIX) and name not in self._tools:
+                if self.mcp is None:
+                    warnings.append(f"{name}: MCP tools are not available here")
+                    continue
+                found, warning = await self.mcp(name)
+                tools.update((t.name, t) for t in found)
+                if warning:
+                    warnings.append(warning)
+            else:
+                tools[name] = self.get(name)
+        return tools, warnings
 
     def register(self, name: str, factory: Callable[[], Tool]) -> None:
         self._tools[name] = factory

@@ -1,0 +1,52 @@
+"""`vance mcp list` and start-up: commands that use no MCP server do not import mcp."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import REPO, run_cli, write_script
+
+TOY = str(Path(__file__).with_name("toy_server.py"))
+
+
+def test_mcp_list_shows_servers_tools_and_an_untrusted_projects_server_unstarted(vance_home, tmp_path):
+    (vance_home / "config.toml").write_text(f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{TOY}"]\n')
+    project = tmp_path / "repo"
+    (project / ".vance").mkdir(parents=True)
+    marker = tmp_path / "started"
+    (project / ".vance" / "config.toml").write_text(f'[mcp.servers.evil]\ncommand = "touch"\nargs = ["{marker}"]\n')
+    r = run_cli("mcp", "list", cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert "toy (user, stdio)" in r.stdout and "mcp__toy__lookup (read-only)" in r.stdout
+    assert "mcp__toy__note" in r.stdout and "mcp__toy__note (read-only)" not in r.stdout
+    assert "evil (project, stdio)" in r.stdout and "not started:" in r.stdout and "vance trust" in r.stdout
+    assert not marker.exists()
+
+
+def test_chat_p_and_help_do_not_import_mcp(tmp_path):
+    model = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "respond", "arguments": {"message": "x"}}]}])
+    probe = (
+        "import sys\nfrom vance_cli.cli.main import run\n"
+        "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('MCP=' + str('mcp' in sys.modules) + '\\n')\n"
+    )
+    for argv in (["--help"], ["chat", "-p", "hi"], ["mcp", "--help"]):
+        r = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": model, "VANCE_HOME": str(tmp_path / "h")},
+        )
+        assert "MCP=False" in r.stderr, (argv, r.stderr)
+
+
+def test_doctor_checks_each_mcp_server(vance_home):
+    (vance_home / "config.toml").write_text(
+        f'[mcp.servers.toy]\ncommand = "{sys.executable}"\nargs = ["{TOY}"]\n'
+        '[mcp.servers.gone]\ncommand = "/nonexistent/server"\ntimeout = 3\n'
+    )
+    r = run_cli("doctor", "--offline", env={"VANCE_MODEL": "openai/x"})
+    line = next(x for x in r.stdout.splitlines() if " mcp " in x)
+    assert line.startswith("FAIL") and "gone" in line, r.stdout
+    assert r.returncode == 1

@@ -1,0 +1,65 @@
+"""The MCP client against a real server (tests/mcp/toy_server.py over stdio): tools, schema checks,
+results, errors, and bounded time for a server that hangs or dies."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vance_cli.config.mcp_servers import McpServer
+from vance_cli.tools import mcp_client
+from vance_cli.tools.base import ToolContext
+
+TOY = str(Path(__file__).with_name("toy_server.py"))
+
+
+def _server(tmp_path, timeout=10.0):
+    return McpServer(name="toy", origin="user", source=tmp_path / "config.toml", command=sys.executable,
+                     args=(TOY,), cwd=str(tmp_path), timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    yield
+    mcp_client.shutdown()
+
+
+def test_tools_results_side_effects_and_bounded_failures(tmp_path):
+    async def go():
+        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, timeout=3))}
+        ctx = ToolContext(workspace=tmp_path)
+        assert set(tools) >= {"mcp__toy__lookup", "mcp__toy__note", "mcp__toy__hang", "mcp__toy__crash"}
+        assert not tools["mcp__toy__lookup"].side_effects and tools["mcp__toy__note"].side_effects
+        r = await tools["mcp__toy__lookup"].invoke(json.dumps({"country": "peru"}), ctx)
+        assert r.ok and r.content == "Lima"
+        bad = await tools["mcp__toy__lookup"].invoke(json.dumps({"country": 3}), ctx)  # checked locally
+        assert not bad.ok and "invalid arguments" in bad.content
+        s = await tools["mcp__toy__stats"].invoke(json.dumps({"values": [1, 2]}), ctx)
+        assert json.loads(s.content) == {"count": 2, "sum": 3}
+        n = await tools["mcp__toy__note"].invoke(json.dumps({"text": "hello"}), ctx)
+        assert n.ok and (tmp_path / "notes.txt").read_text() == "hello\n"
+        started = time.monotonic()
+        h = await tools["mcp__toy__hang"].invoke("{}", ctx)
+        assert not h.ok and "did not answer" in h.content and time.monotonic() - started < 8
+        c = await tools["mcp__toy__crash"].invoke("{}", ctx)
+        assert not c.ok and "MCP server toy" in c.content
+        after = await tools["mcp__toy__lookup"].invoke(json.dumps({"country": "peru"}), ctx)
+        assert not after.ok  # a dead server answers with an error, never hangs
+
+    asyncio.run(go())
+
+
+def test_a_server_that_cannot_start_is_unavailable(tmp_path):
+    broken = McpServer(name="gone", origin="user", source=tmp_path, command="/nonexistent/cmd", timeout=3)
+
+    async def go():
+        with pytest.raises(mcp_client.McpUnavailable) as info:
+            await mcp_client.tools_of(broken)
+        assert "gone" in str(info.value)
+
+    asyncio.run(go())

@@ -1,0 +1,106 @@
+"""MCP servers configured in config.toml (``[mcp.servers.NAME]``), per scope, and whether each may start.
+
+A server is a stdio command (``command`` + ``args`` + ``env``) or a streamable-HTTP endpoint
+(``url`` + ``headers``); ``timeout`` bounds its start and every call (seconds). The user scope's
+servers always start; a project's only in a trusted folder (config/trust.py): an untrusted folder's
+server config is shown (``vance mcp list``), never started, because the repository chose the command.
+A project server with the name of a user one replaces it (in a trusted folder).
+
+Standard library only: ``vance mcp list`` and ``vance doctor`` read this without importing ``mcp``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vance_cli.config.settings_keys import check_servers
+from vance_cli.config.trust import check as trust_check
+from vance_cli.config.trust import project_trusted
+
+if TYPE_CHECKING:
+    from vance_cli.config.scopes import Scopes
+
+DEFAULT_MCP_TIMEOUT = 30.0  # seconds: a server's start, and each call
+
+
+@dataclass(frozen=True)
+class McpServer:
+    name: str
+    origin: str  # "user" | "project"
+    source: Path  # the config.toml it is written in
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_MCP_TIMEOUT
+    # None: it may start; else why it does not (and how to change that)
+    blocked: str | None = field(default=None, compare=False)
+
+    @property
+    def transport(self) -> str:
+        return "stdio" if self.command else "http"
+
+    @property
+    def where(self) -> str:
+        """The command line or the URL, for a person to read."""
+        if self.command:
+            import shlex
+
+            return shlex.join([self.command, *self.args])
+        return self.url or ""
+
+    def key(self) -> tuple:
+        """What makes two configurations the same server (one connection per process for each)."""
+        return (self.name, self.command, self.args, self.env, self.cwd, self.url, self.headers)
+
+
+def _servers_in(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    from vance_cli.config.settings import read_toml
+
+    layer = read_toml(path)
+    servers = (layer.get("mcp") or {}).get("servers") if isinstance(layer.get("mcp"), dict) else None
+    if servers is None:
+        return {}
+    check_servers(servers, str(path))
+    return servers
+
+
+def configured_servers(scopes: Scopes) -> list[McpServer]:
+    """Every server of every scope (user first), each with why it does not start, if it does not."""
+    out: dict[str, McpServer] = {}
+    shown: list[McpServer] = []
+    trusted = project_trusted(scopes)
+    for origin, path in scopes.config_files():
+        for name, block in _servers_in(path).items():
+            blocked = None
+            if origin == "project" and not trusted:
+                blocked = f"{path.parent} is not trusted (start it with: {trust_check(scopes).command})"
+            server = McpServer(
+                name=name,
+                origin=origin,
+                source=path,
+                command=block.get("command"),
+                args=tuple(block.get("args", ())),
+                env=tuple(sorted(block.get("env", {}).items())),
+                cwd=block.get("cwd"),
+                url=block.get("url"),
+                headers=tuple(sorted(block.get("headers", {}).items())),
+                timeout=float(block.get("timeout", DEFAULT_MCP_TIMEOUT)),
+                blocked=blocked,
+            )
+            if blocked is None:
+                out[name] = server
+            else:
+                shown.append(server)
+    return [*out.values(), *shown]
+
+
+def startable(scopes: Scopes) -> dict[str, McpServer]:
+    """The servers that may start here, by name."""
+    return {s.name: s for s in configured_servers(scopes) if s.blocked is None}

@@ -1,0 +1,256 @@
+"""Tools from MCP servers ([mcp.servers.NAME], config/mcp_servers.py) as vance Tool objects.
+
+Each server is started lazily, once per process (one connection per configuration), on a hub
+thread with its own event loop, so a connection outlives the event loop of one turn; ``shutdown``
+stops them all (the CLI calls it when a command ends; atexit too). Every call is bounded by the
+server's ``timeout``: a server that hangs or dies gives the model a tool error and the turn goes on.
+The ``mcp`` SDK is imported only when a server starts: a command that names no MCP tool imports none.
+
+An MCP tool is a side effect (approval-gated, at most once on resume) unless the server marks it
+``readOnlyHint``; its arguments are checked against the server's JSON Schema before the call
+(Tool.invoke). The model sees it as ``mcp__SERVER__TOOL``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from vance_cli.config.mcp_servers import McpServer
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
+
+
+def model_name(server: str, tool: str) -> str:
+    """The name the model calls: letters, digits, '_' and '-' only, at most 64 characters."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")[:64]
+
+
+class McpUnavailable(Exception):
+    """The server could not be started, or died, or did not answer in time."""
+
+
+class _Connection:
+    def __init__(self, server: McpServer, log: Path | None) -> None:
+        self.server = server
+        self.log = log
+        self.client: Any = None
+        self.tools: list[Any] = []
+        self.dead: str | None = None
+        self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self._stop = asyncio.Event()
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._serve(ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.server.timeout)
+        except TimeoutError:
+            self.dead = f"MCP server {self.server.name} did not start within {self.server.timeout:g} s"
+            self._task.cancel()
+            raise McpUnavailable(self.dead) from None
+
+    async def _serve(self, ready: asyncio.Future) -> None:
+        try:
+            from mcp import Client, StdioServerParameters
+
+            if self.server.command:
+                from mcp.client.stdio import stdio_client
+
+                params = StdioServerParameters(
+                    command=self.server.command,
+                    args=list(self.server.args),
+                    env=dict(self.server.env) or None,
+                    cwd=self.server.cwd,
+                )
+                errlog = open(self.log, "a", encoding="utf-8") if self.log else open("/dev/null", "w")  # noqa: SIM115
+                target: Any = stdio_client(params, errlog=errlog)
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                target = streamable_http_client(
+                    self.server.url, http_client=httpx2.AsyncClient(headers=dict(self.server.headers))
+                )
+            async with Client(target, read_timeout_seconds=self.server.timeout) as client:
+                self.client = client
+                self.tools = list((await client.list_tools()).tools)
+                ready.set_result(True)
+                await self._stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - any failure makes the server unavailable
+            reason = f"MCP server {self.server.name} could not start: {type(exc).__name__}: {exc}"
+            if not ready.done():
+                ready.set_exception(McpUnavailable(reason))
+            else:
+                self.dead = self.dead or f"MCP server {self.server.name} stopped: {type(exc).__name__}"
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if self.dead:
+            raise McpUnavailable(self.dead)
+        try:
+            return await asyncio.wait_for(self.client.call_tool(tool, arguments), self.server.timeout)
+        except TimeoutError:
+            raise McpUnavailable(
+                f"MCP server {self.server.name} did not answer {tool} within {self.server.timeout:g} s (its timeout)"
+            ) from None
+        except Exception as exc:  # the connection closed: the server died
+            self.dead = f"MCP server {self.server.name} failed during {tool}: {exc}"
+            raise McpUnavailable(self.dead) from None
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, 5)
+            except BaseException:  # noqa: BLE001 - stopping must not fail the command
+                pass
+
+
+class Hub:
+    """The process's MCP connections, on their own thread and event loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="vance-mcp", daemon=True)
+        self.thread.start()
+        self.connections: dict[tuple, _Connection] = {}
+
+    async def _ensure(self, server: McpServer, log: Path | None) -> _Connection:
+        conn = self.connections.get(server.key())
+        if conn is None:
+            conn = self.connections[server.key()] = _Connection(server, log)
+            conn.started = asyncio.ensure_future(conn.start())
+        await asyncio.shield(conn.started)
+        return conn
+
+    async def connect(self, server: McpServer, log: Path | None = None) -> _Connection:
+        """The started connection (McpUnavailable when it does not start in its timeout)."""
+        fut = asyncio.run_coroutine_threadsafe(self._ensure(server, log), self.loop)
+        return await asyncio.wait_for(asyncio.wrap_future(fut), server.timeout + 5)
+
+    async def call(self, conn: _Connection, tool: str, arguments: dict[str, Any]) -> Any:
+        fut = asyncio.run_coroutine_threadsafe(conn.call(tool, arguments), self.loop)
+        return await asyncio.wait_for(asyncio.wrap_future(fut), conn.server.timeout + 5)
+
+    def shutdown(self) -> None:
+        async def stop_all() -> None:
+            await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(stop_all(), self.loop).result(10)
+        except Exception:  # noqa: BLE001
+            pass
+        self.connections.clear()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+_hub: Hub | None = None
+_hub_lock = threading.Lock()
+
+
+def hub() -> Hub:
+    global _hub
+    with _hub_lock:
+        if _hub is None:
+            _hub = Hub()
+            atexit.register(shutdown)
+        return _hub
+
+
+def shutdown() -> None:
+    """Stop every MCP server this process started (the CLI calls it when a command ends)."""
+    global _hub
+    with _hub_lock:
+        current, _hub = _hub, None
+    if current is not None:
+        current.shutdown()
+
+
+def result_of(result: Any) -> ToolResult:
+    """An MCP CallToolResult as the model sees a built-in tool's result."""
+    parts: list[str] = []
+    for item in result.content or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind == "resource":
+            parts.append(getattr(item.resource, "text", None) or f"[resource {item.resource.uri}]")
+        else:
+            parts.append(f"[{kind} content: {getattr(item, 'mime_type', '') or 'not shown'}]")
+    structured = getattr(result, "structured_content", None)
+    text = "\n".join(parts) if parts else (json.dumps(structured) if structured is not None else "")
+    if result.is_error:
+        return ToolResult.error(text or "the MCP tool reported an error")
+    return ToolResult(content=text, data=structured)
+
+
+def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool:
+    """A vance Tool that calls ``mcp_tool`` of ``server``."""
+    schema = dict(mcp_tool.input_schema or {"type": "object"})
+    schema.setdefault("type", "object")
+    annotations = getattr(mcp_tool, "annotations", None)
+    read_only = bool(annotations and annotations.read_only_hint)
+
+    async def run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            conn = await hub().connect(server, log)
+            return result_of(await hub().call(conn, mcp_tool.name, args))
+        except (TimeoutError, McpUnavailable) as exc:
+            return ToolResult.error(str(exc) or f"MCP server {server.name} did not answer in time")
+
+    return Tool(
+        name=model_name(server.name, mcp_tool.name),
+        description=(mcp_tool.description or mcp_tool.name) + f" (MCP server {server.name})",
+        parameters=schema,
+        run=run,
+        side_effects=not read_only,
+    )
+
+
+async def tools_of(server: McpServer, log: Path | None = None) -> list[Tool]:
+    """Every tool ``server`` offers (starting it); McpUnavailable when it does not start."""
+    if server.blocked:
+        raise McpUnavailable(f"MCP server {server.name} is not started: {server.blocked}")
+    conn = await hub().connect(server, log)
+    return [make_tool(server, t, log) for t in conn.tools]
+
+
+def provider(scopes: Any):
+    """The registry's source of MCP tools for ``scopes`` (ToolRegistry.mcp): ``mcp:NAME/TOOL`` or
+    ``mcp:NAME/*`` -> (tools, warning). Server stderr goes to ``<state>/mcp/NAME.log``."""
+    from vance_cli.config.mcp_servers import configured_servers
+    from vance_cli.names import MCP_TOOL_PATTERN
+
+    async def resolve(name: str) -> tuple[list[Tool], str | None]:
+        match = re.fullmatch(MCP_TOOL_PATTERN, name)
+        if match is None:
+            return [], f"{name}: not an MCP tool name (mcp:SERVER/TOOL or mcp:SERVER/*)"
+        server_name, tool = match.groups()
+        servers = {s.name: s for s in reversed(configured_servers(scopes))}
+        startable = {s.name: s for s in configured_servers(scopes) if s.blocked is None}
+        server = startable.get(server_name) or servers.get(server_name)
+        if server is None:
+            return [], f"{name}: no MCP server {server_name} is configured ([mcp.servers.{server_name}] in config.toml)"
+        log_dir = Path(scopes.state_dir) / "mcp"
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+            log = log_dir / f"{server_name}.log"
+        except OSError:
+            log = None
+        try:
+            tools = await tools_of(server, log)
+        except (McpUnavailable, TimeoutError) as exc:
+            return [], f"{name}: {exc}"
+        if tool == "*":
+            return tools, None
+        wanted = [t for t in tools if t.name == model_name(server_name, tool)]
+        return wanted, None if wanted else f"{name}: server {server_name} has no tool {tool}"
+
+    return resolve
