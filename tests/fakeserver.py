@@ -26,8 +26,9 @@ API (exact):
   (seconds) holds the answer back, for timeout tests; ``enqueue_error`` takes it too. Keyword-only
   ``chunk_delay`` (seconds) pauses between streamed chunks, so a display can be seen growing;
   ``cut_after`` (a chunk count) closes a stream after that many chunks, without ``[DONE]``;
-  ``keepalive`` (a count) sends that many ``: keep-alive`` comment lines, ``chunk_delay`` apart,
-  before the first chunk (a local server reading a long prompt).
+  ``keepalive`` (a count) sends that many ``: ping`` comment lines and ``progress`` that many
+  llama-server prompt-progress chunks (no choices), ``chunk_delay`` apart, before the first chunk
+  (a local server reading a long prompt).
 - ``enqueue_error(status, body=None, headers=None)``: queue an HTTP error; ``body`` is a dict (sent
   as JSON) or a string; default ``{"error": {"message": "fake error <status>", ...}}``.
 - ``enqueue_raw(body, status=200, headers=None, delay=0.0)``: queue a response with exactly this JSON
@@ -240,8 +241,10 @@ class _Reply:
         *,
         generic: bool = False,
         keepalive: int = 0,
+        progress: int = 0,
     ) -> None:
         self.keepalive = keepalive
+        self.progress = progress
         self.status = status
         self.body = body
         self.headers = headers or {}
@@ -324,6 +327,7 @@ class FakeOpenAIServer:
         chunk_delay: float = 0.0,
         cut_after: int | None = None,
         keepalive: int = 0,
+        progress: int = 0,
     ) -> None:
         with self._lock:
             calls = []
@@ -331,7 +335,7 @@ class FakeOpenAIServer:
                 self._counter += 1
                 calls.append(_tool_call_dict(item, self._counter))
         body = self._completion_body(text, calls, finish_reason, usage)
-        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after, generic=True, keepalive=keepalive))
+        self._push(_Reply(200, body, delay=delay, chunk_delay=chunk_delay, cut_after=cut_after, generic=True, keepalive=keepalive, progress=progress))
 
     def enqueue_error(
         self, status: int, body: Any = None, headers: dict[str, str] | None = None, *, delay: float = 0.0
@@ -520,8 +524,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        for _ in range(reply.keepalive):  # SSE comments, as a server sends while it reads the prompt
-            self.wfile.write(b": keep-alive\n\n")
+        for _ in range(reply.keepalive):  # SSE comments (llama-cpp-python's ": ping")
+            self.wfile.write(b": ping\n\n")
+            self.wfile.flush()
+            time.sleep(reply.chunk_delay)
+        for n in range(reply.progress):  # llama-server's prompt-progress chunks (return_progress)
+            step = {"object": "chat.completion.chunk", "choices": [],
+                    "prompt_progress": {"total": reply.progress, "cache": 0, "processed": n + 1, "time_ms": 1}}
+            self.wfile.write(f"data: {json.dumps(step)}\n\n".encode())
             self.wfile.flush()
             time.sleep(reply.chunk_delay)
         for number, event in enumerate(_stream_events(reply.body, include_usage)):

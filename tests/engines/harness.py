@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.helpers import respond  # noqa: F401  (the engine tests import it from here)
 from vance_cli.config.recipes import Recipe
 from vance_cli.engines import engine_class
 from vance_cli.engines.base import EngineDeps
@@ -17,8 +18,6 @@ from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
 from vance_cli.tools.base import ToolContext
 from vance_cli.tools.registry import builtin_registry
-
-from tests.helpers import respond  # noqa: F401  (the engine tests import it from here)
 
 
 def recipe(**over: Any) -> dict:

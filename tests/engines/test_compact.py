@@ -6,9 +6,9 @@ import json
 
 from tests.engines.harness import recipe, respond, run_engine
 from vance_cli.llm.base import Capabilities
-from vance_cli.messages import Message
 from vance_cli.llm.scripted import Script
 from vance_cli.llm.wire import build_body
+from vance_cli.messages import Message
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process
 

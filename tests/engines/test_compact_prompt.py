@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.engines.harness import call, recipe, respond, run_engine
 from vance_cli.config.recipes import Recipe
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.capabilities import default_capabilities
-
-from tests.engines.harness import call, recipe, respond, run_engine
 
 COMPACT = {"systemPrompt": "SMALL", "tools": ["respond", "file_read"]}
 

@@ -63,7 +63,7 @@ from vance_cli.events import (
     UsageEvent,
 )
 from vance_cli.llm.base import ChatRequest, Completion
-from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, overflow_error, reply_room
+from vance_cli.llm.context import CHARS_PER_TOKEN, Fit, estimate_tokens, fit, overflow_error, reply_floor, reply_room
 from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
@@ -90,6 +90,7 @@ INTERRUPTED_RESULT = (
     "all. It was NOT run again. Check the current state (for example read or list the files it "
     "would change) before you decide whether to run it again."
 )
+TURN_ENDED_RESULT = "NOT RUN: the turn ended before this call (the model repeated another call of the same reply)."
 # Key in an assistant message's meta: the ids of its side-effecting calls that were started.
 STARTED = "started"
 # Key in an assistant message's meta: the text its tool calls were recovered from (ford_text.py).
@@ -327,7 +328,19 @@ class FordEngine(Engine):
         result = self._fit(request)
         if not result.fits:
             model = self.deps.model
-            raise overflow_error(model.name, result.prompt_tokens, model.context_window or 0, result.budget or 0)
+            window = model.context_window or 0
+            left = window - result.prompt_tokens
+            if window and left >= reply_floor(window):
+                # Half an 8k local window is a lot to keep free for a reply of a few hundred
+                # tokens: send with the room that is left rather than refuse (issue 18 review).
+                self._journal(
+                    process,
+                    f"context: about {result.prompt_tokens:,} prompt tokens (estimate) of {window:,}; the reply "
+                    f"gets the {left:,} tokens left instead of {window - (result.budget or 0):,}",
+                    "warning",
+                )
+                return request.model_copy(update={"max_tokens": left})
+            raise overflow_error(model.name, result.prompt_tokens, window, window - reply_floor(window) if window else 0)
         return request
 
     async def compact(self, process: Process, *, keep_turns: int = KEEP_TURNS) -> bool:
@@ -543,7 +556,13 @@ class FordEngine(Engine):
                 self._append_result(process, call, result)
             turn.store(process)
             self._persist(process)
-            if not turn.open:  # the repeat ended the turn: the reply's other calls do not run
+            if not turn.open:  # the repeat ended the turn: the reply's other calls do not run,
+                # but each gets a result, or the next request would carry calls with no answer (a 400)
+                answered = {m.tool_call_id for m in process.history if m.role == "tool"}
+                for rest in calls:
+                    if rest.id not in answered and rest.id not in done_ids:
+                        self._append_result(process, rest, ToolResult(content=TURN_ENDED_RESULT, ok=False))
+                self._persist(process)
                 return
         if others or len(responds) > 1:
             for call in responds:
@@ -591,6 +610,8 @@ class FordEngine(Engine):
 
     def _is_repeat(self, process: Process, tools: dict[str, Tool], call: ToolCall, result: ToolResult) -> bool:
         side_effects = {name for name, tool in tools.items() if tool is not None and tool.side_effects}
+        if call.name in side_effects and result.ok:
+            return False  # a command run again is a new run (a poll, a retry): only a failure repeats
         return is_repeat(process.history, call, result.content, side_effects)
 
     def _count_repeat(self, process: Process, recipe: Recipe, turn: TurnState, call: ToolCall) -> None:

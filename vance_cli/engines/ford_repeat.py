@@ -11,7 +11,8 @@ key order aside) *and* the same result as an earlier call of this turn, with no 
 call that succeeded in between (after a ``file_write``, reading the file again is not a loop) and
 no correction in between (told to relay a result, reading it again is not a loop either). A
 tool whose result changes over time (``process_status`` of a running worker) gives a different
-result and is not a repeat.
+result and is not a repeat; a side-effecting call (``exec_run``) run again is a new run (a poll,
+a retry) and counts only when it fails the same way again (the engine's ``_is_repeat``).
 """
 
 from __future__ import annotations

@@ -146,13 +146,15 @@ def _pairs(text: str) -> list[tuple[str, str]]:
 
 
 def echoes(text: str, corrections: Iterable[str]) -> bool:
-    """True when ``text`` repeats a correction Vance sent (its "VALIDATION CHECK" line, its opening,
+    """True when ``text`` repeats a correction Vance sent (its "VALIDATION CHECK:" marker, its opening,
     or mostly its phrases: 60% of the reply's word pairs). Such a reply is neither an answer nor a
     source of tool calls to recover."""
     body = text.strip()
     lowered = " ".join(body.lower().split())
     texts = [c for c in corrections if c]
-    if "validation check" in lowered or any(" ".join(c.lower().split())[:60] in lowered for c in texts):
+    # The correction's own marker as Vance writes it (upper case, a colon), or a reply that opens
+    # with it: a reply that only talks about a validation check is an answer (issue 18 review).
+    if "VALIDATION CHECK:" in body or lowered.startswith("validation check") or any(" ".join(c.lower().split())[:60] in lowered for c in texts):
         return True
     phrases = {p for c in texts for p in _pairs(c)}
     pairs = _pairs(body)

@@ -53,6 +53,12 @@ def reply_room(window: int, max_tokens: int | None) -> int:
     return min(max_tokens or window // 4, window // 2)
 
 
+def reply_floor(window: int) -> int:
+    """The least room a reply may be sent with when the prompt leaves less than its full limit:
+    1,024 tokens, or an eighth of a small window."""
+    return min(1024, window // 8)
+
+
 def fit(request: ChatRequest, window: int | None, max_tokens: int | None, model: str = "") -> Fit:
     tokens = estimate_tokens(request, model)
     if not window:

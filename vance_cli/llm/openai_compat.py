@@ -21,7 +21,7 @@ import httpx
 
 from vance_cli.errors import TransportError
 from vance_cli.llm.base import ChatRequest, Completion, OnDelta, replay
-from vance_cli.llm.capabilities import LOCAL_FAMILIES, OPENAI_HOST
+from vance_cli.llm.capabilities import OPENAI_HOST
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.profile import ModelProfile
 from vance_cli.llm.retry import (
@@ -37,6 +37,9 @@ from vance_cli.llm.streaming import ChunkAssembler, sse_data, stream_with_retrie
 from vance_cli.llm.wire import WireModel, build_body, cached_prompt_tokens, parse_response, stream_body, tool_use_failed
 
 DEFAULT_API_BASE = "https://api.openai.com/v1"
+# The local family whose calls are always streamed, with prompt progress (llama-server's
+# return_progress): progress a slow CPU can show before its first token.
+PROGRESS_FAMILY = "llama-server"
 # Seconds to open a connection (the answer itself may take model.timeout).
 CONNECT_TIMEOUT = 10.0
 
@@ -164,10 +167,11 @@ class OpenAICompatModel(WireModel):
         )
 
     async def complete(self, request: ChatRequest) -> Completion:
-        if self.profile.capabilities.family in LOCAL_FAMILIES:
-            # A local llama.cpp server on a slow CPU may work for minutes on one reply: streamed,
-            # every token (and keep-alive) is progress, so a working server is never cut off by
-            # max_total, while one that sends nothing still ends within it (issue 18).
+        if self.profile.capabilities.family == PROGRESS_FAMILY:
+            # llama-server on a slow CPU may work for minutes on one reply: streamed (with its
+            # prompt-progress chunks), every chunk is progress, so a working server is never cut
+            # off by max_total, while one that sends nothing still ends within it (issue 18).
+            # Not llama-cpp-python's server: its stream carries no usage (token counts would be 0).
             return await self.stream(request, _no_display)
         check_request_allowed(self.name, self.api_base)
         body = self._body(request)
@@ -198,6 +202,8 @@ class OpenAICompatModel(WireModel):
         """``complete``, streamed: display deltas to ``on_delta``; the same Completion at the end."""
         check_request_allowed(self.name, self.api_base)
         body = stream_body(self._body(request))
+        if self.profile.capabilities.family == PROGRESS_FAMILY:
+            body["return_progress"] = True  # prompt-progress chunks while it reads the prompt
         url = endpoint_url(self.api_base)
         return await stream_with_retries(
             lambda assembler: self._post_stream(url, body, on_delta, assembler), on_delta, self.retries,
@@ -223,7 +229,6 @@ class OpenAICompatModel(WireModel):
                     replay(completion, on_delta)
                     return completion
                 async for line in response.aiter_lines():
-                    assembler.heard += 1
                     data = sse_data(line)
                     if data is None or not data:
                         continue

@@ -43,8 +43,6 @@ class ChunkAssembler:
         self._usage: dict[str, Any] | None = None
         self._model: str | None = None
         self.chunks = 0
-        # Lines of the stream heard, keep-alive comments included: the server is alive and working.
-        self.heard = 0
 
     def add(self, chunk: Mapping[str, Any]) -> list[StreamDelta]:
         self.chunks += 1
@@ -152,10 +150,12 @@ async def stream_with_retries(
     """Run one streamed call, ``once(assembler)``, with the transport retries of ``retries``.
 
     Each attempt gets a fresh assembler; a retry first sends RESTART, so the display drops what the
-    failed attempt showed. A stream that has sent anything (a chunk, or a keep-alive comment while
-    the server reads the prompt) is never cut by max_total: it is working, and the read timeout
-    (model.timeout between two lines) watches for a stalled one; one that has sent nothing when
-    the budget is spent is cut, so a hung server still ends within max_total.
+    failed attempt showed. A stream that has sent a chunk (a token, or llama-server's
+    prompt-progress chunk while it reads the prompt) is never cut by max_total: it is working, and
+    the read timeout (model.timeout between two lines) watches for a stalled one. One that has sent
+    no chunk when the budget is spent is cut, so a hung server still ends within max_total; SSE
+    comments (": ping", which llama-cpp-python's server sends even while its model is stuck) are
+    not progress.
     ``retry_options`` go to ``retry_per_settings`` (sleep, describe, announce).
     """
     attempts = 0
@@ -169,9 +169,7 @@ async def stream_with_retries(
         assembler = ChunkAssembler()
         return await once(assembler)
 
-    return await retry_per_settings(
-        attempt, retries, cut_attempts=lambda: assembler.chunks == 0 and assembler.heard == 0, **retry_options
-    )
+    return await retry_per_settings(attempt, retries, cut_attempts=lambda: assembler.chunks == 0, **retry_options)
 
 
 def sse_data(line: str) -> str | None:

@@ -291,6 +291,12 @@ def on_done(st: Step, task: Task, facts: CheckFacts | None) -> None:
                           trigger="final_check_failed", error=error)
             return
         st.record(f"DONE GATE: final check passed ({code})")
+    facts = open_facts(s)
+    if facts:
+        # Reached without REFLECT (a route "done" with reflect off): the facts still decide.
+        st.record(f"DONE GATE: not DONE, the facts say otherwise — {render.one_line('; '.join(facts), 300)}")
+        _not_achieved(st, "partially", facts, "The facts found the goal", trigger="open_facts")
+        return
     s.outcome = "done"
     s.queue = []
     st.effects += [Say(render.synthesis(s), "synthesis"), SetStatus("DONE", "goal achieved")]
