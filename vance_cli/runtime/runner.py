@@ -21,6 +21,7 @@ from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ModelError, StoreError, UsageError
 from vance_cli.events import EventBus, StatusChanged
 from vance_cli.llm.base import ChatModel
+from vance_cli.names import MCP_PREFIX
 from vance_cli.store.files import ProcessStore, is_future_dated
 from vance_cli.store.process import InboxItem, Process, Status
 
@@ -353,7 +354,7 @@ class Runtime:
         except Exception:  # noqa: BLE001 - the engine reports a broken snapshot itself
             wanted = []
         extra = [name for name in wanted if name not in allowed and self._tools.has(name)]
-        blocked_mcp = [name for name in wanted if name not in allowed and name.startswith("mcp:")]
+        blocked_mcp = [name for name in wanted if name not in allowed and name.startswith(MCP_PREFIX)]
         granted = [name for name in wanted if name in allowed]
         if not extra and not blocked_mcp:
             return self._tools, exec_spec, granted
