@@ -221,7 +221,7 @@ def test_entries_are_written_by_the_one_atomic_writer_private(vance_home, monkey
     monkeypatch.setattr(atomic, "atomic_write_bytes", recording)
     cached_parse("yaml", "x", lambda t: {"v": t}, home=vance_home)
     ((path, kw),) = writes
-    assert path.parent == folder(vance_home) and kw == {"mode": 0o600}
+    assert path.parent == folder(vance_home) and kw == {"mode": 0o600, "fsync": False}  # rebuildable: no fsync (issue 14 re-review F1)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     path.chmod(0o644)  # a replaced entry becomes private again
     path.write_text("torn")

@@ -102,14 +102,16 @@ def atomic_write_text(
 
 
 def atomic_write_bytes(
-    path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False, mode: int | None = None
+    path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False, mode: int | None = None,
+    fsync: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` atomically (creating the parent folder if needed).
 
     ``exclusive`` as in :func:`atomic_write_text`. ``sync_folder`` fsyncs the folder after a
     replace too (a person's file: the new version, not only the new name, survives a power cut).
     ``mode``: the file's mode, new or replaced (0o600 for a private file); None keeps the mode of
-    the file replaced, and a new file gets the usual umask mode.
+    the file replaced, and a new file gets the usual umask mode. ``fsync=False``: the rename is
+    still atomic, but a power cut may lose the new content (for caches that are cheap to rebuild).
     """
     path = Path(path)
     folder = path.parent
@@ -130,7 +132,8 @@ def atomic_write_bytes(
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
-            os.fsync(fd)
+            if fsync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if mode & ~_UMASK != mode:  # os.open applied the umask; restore the replaced file's mode

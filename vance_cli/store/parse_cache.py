@@ -112,7 +112,8 @@ def _keep(folder: Path, key: str, value: Any) -> None:
             folder.parent.mkdir(mode=0o700, exist_ok=True)
             folder.mkdir(mode=0o700, exist_ok=True)
         _purge_when_full(folder)
-        atomic_write_bytes(folder / f"{key}.json", dumped.encode("ascii"), mode=0o600)
+        # no fsync: an entry lost to a power cut is parsed again (the key check rejects a torn one)
+        atomic_write_bytes(folder / f"{key}.json", dumped.encode("ascii"), mode=0o600, fsync=False)
     except Exception:  # noqa: BLE001 - a cache that cannot be written is only a slower next run
         pass
 
