@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "vance_cli"
 # Bottom to top. A module may import its own floor and every floor below it, never one above.
 # An entry is a module ("errors") or a package ("store", everything under vance_cli/store/).
 FLOORS: list[tuple[str, ...]] = [
-    ("errors", "events", "text", "names", "messages", "crashpoints", "terminal"),  # leaf modules
+    ("errors", "events", "text", "names", "messages", "crashpoints", "terminal", "ray_cluster"),  # leaf modules
     ("store",),  # process files, atomic writes, locks, the transcript walk
     ("config",),  # scopes (where), trust (policy), settings, recipes, context
     ("schema",),  # JSON Schema without model knowledge

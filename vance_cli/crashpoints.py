@@ -24,6 +24,8 @@ POINTS = (
     "deliver.parent_saved",  # the child's reply is in the parent's inbox, the child is not marked
     "deliver.taken_in",  # Benjy saved its worker's reply as taken in; the worker is not closed yet
     "deliver.child_marked",  # the delivery is complete on both sides
+    "batch.ids_saved",  # a batch's process ids are on disk, no workspace or process file yet
+    "batch.workspace_ready",  # a batch run's workspace is made, its process file is not
 )
 
 _target: tuple[str, int] | None = None

@@ -1,5 +1,6 @@
 """`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual
-(nor mcp, nor the ACP SDK, which only `vance acp` uses: tests/acp/test_acp_startup.py covers `chat -p`)."""
+(nor mcp, nor the ACP SDK, which only `vance acp` uses: tests/acp/test_acp_startup.py covers `chat -p`;
+nor Ray, which only `--engine ray` imports: tests/cli/test_benjy_batch.py covers a local batch)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ PROBE = (
     "sys.argv = ['vance'] + sys.argv[1:]\n"
     "from vance_cli.cli.main import run\n"
     "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-    "heavy = [m for m in ('litellm', 'textual', 'acp', 'mcp') if m in sys.modules]\n"
+    "heavy = [m for m in ('litellm', 'textual', 'acp', 'mcp', 'ray') if m in sys.modules]\n"
     "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
 )
 
@@ -34,6 +35,7 @@ PROBE = (
         ["demo", "--help"],
         ["trust", "--list"],
         ["benjy", "--help"],
+        ["benjy", "batch", "--help"],
         ["benjy", "status", "20260101-000000-abcdef"],
         ["recipes", "validate", "benjy-coding"],
     ],

@@ -1,4 +1,5 @@
-"""`vance benjy run|resume|answer|status|watch`: Benjy runs. The run loop is runtime.benjy_service.BenjyService.
+"""`vance benjy run|resume|answer|status|watch|batch`: Benjy runs. The run loop is runtime.benjy_service.BenjyService;
+`batch` (many runs from a goals file, here or on Ray) is runtime.benjy_batch.
 
 On a terminal (stdin and stdout a tty, no --json, no --plain) run/resume/answer show the run live
 in the console's run screen (vance_cli.tui.run_benjy_live); otherwise progress goes to stderr and
@@ -260,6 +261,149 @@ def watch_cmd(
     from vance_cli.tui import run_watch
 
     run_watch(pid)
+
+
+def _batch_event(event: dict, json_out: bool) -> None:
+    from vance_cli.terminal import emit_json, err
+
+    if json_out:
+        emit_json(event)
+        return
+    kind = event["type"]
+    if kind == "warning":
+        err(f"warning: {event['text']}")
+    elif kind == "run_created":
+        err(f"{event['id']}: run {event['process_id']} · workspace {event['workspace']} ({event['kind']})")
+    elif kind == "batch_started":
+        jobs = f" · {event['jobs']} at a time" if event["jobs"] else ""
+        err(f"benjy batch · {event['runs']} runs ({event['to_drive']} to drive) · engine {event['engine']}{jobs} · folder {event['folder']}")
+    elif kind == "run_started":
+        err(f"{event['id']}: started (process {event['process_id']})")
+    elif kind == "run_finished":
+        done = "DONE before" if event["skipped"] else event["status"]
+        err(f"{event['id']}: {done} · {event['attempts']} attempts · {event['tokens']} tokens")
+
+
+def _batch_table(rows) -> list[str]:
+    """The summary: a row per run, then what each BLOCKED, FAILED or STOPPED run needs."""
+    width = max([2, *(len(r.id) for r in rows)])
+    lines = [f"{'ID':<{width}}  {'STATUS':<8} {'ATTEMPTS':>8} {'TOKENS':>8}  PROCESS"]
+    lines += [f"{r.id:<{width}}  {r.status:<8} {r.attempts:>8} {r.tokens:>8}  {r.process_id}" for r in rows]
+    for r in rows:
+        if r.status == "BLOCKED":
+            lines += ["", f"{r.id} (process {r.process_id}) asks:" if r.question else f"{r.id} (process {r.process_id}) is BLOCKED: {r.reason or ''}"]
+            if r.question:
+                lines.append(r.question)
+            lines.append(f'answer with: vance benjy answer {r.process_id} "YOUR ANSWER"')
+        elif r.status in ("FAILED", "STOPPED"):
+            lines += ["", f"{r.id} (process {r.process_id}) {r.status}: {r.reason or ''}".rstrip(),
+                      f"continue with: vance benjy resume {r.process_id} (or rerun the batch)"]
+    return lines
+
+
+def _approve_batch(plan, yes: bool, goals: str) -> str:
+    """Ask once for the whole batch (its checks and its workers' tools); who approved it."""
+    from vance_cli.errors import UsageError, VanceError
+    from vance_cli.terminal import err
+    from vance_cli.text import for_terminal
+
+    checks = plan.checks + (["(the recipe's check command, for runs without one)"] if plan.recipe_checks else [])
+    lines = [f"benjy batch {goals}: {len(plan.create)} new runs, each in its own workspace made from:"]
+    lines += [f"  {s}" for s in plan.sources]
+    lines += ["checks (run in each workspace after every item):", *(f"  {c}" for c in checks)]
+    lines.append(f"workers' tools: {', '.join(plan.tools)} (in their own workspace)")
+    if yes:
+        return "--yes (vance benjy batch)"
+    if sys.stdin is None or not sys.stdin.isatty():
+        raise UsageError(
+            f"vance benjy batch needs your approval of its checks and tools ({len(plan.create)} new runs), and nothing can ask here",
+            hint=f"pass --yes to approve them once for the whole batch: vance benjy batch {goals} --yes ...",
+        )
+    err(for_terminal("\n".join(lines)))
+    try:
+        answer = input("approve them once for the whole batch? [y/N] > ").strip().lower()
+    except EOFError:
+        answer = ""
+    if answer not in ("y", "yes"):
+        raise VanceError("not approved: no run was started", hint="rerun and answer y, or pass --yes")
+    return "you (vance benjy batch, once for the batch)"
+
+
+@benjy_app.command("batch")
+def batch_cmd(
+    goals: str = typer.Argument(..., metavar="GOALS.jsonl", help='One run per line: {"id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model"}; only "goal" is needed.'),
+    check: str | None = typer.Option(None, "--check", help="The check command of every run without its own (exit 0 = passed)."),
+    workspace: str | None = typer.Option(None, "--workspace", "-w", help="The source folder of every run without its own: each run works in a git worktree of it (a git repository) or a copy."),
+    recipe: str = typer.Option("benjy-coding", "--recipe", "-r", help="The Benjy recipe of every run without its own."),
+    criteria: str | None = typer.Option(None, "--criteria", help="A file of acceptance criteria for every run without its own."),
+    allow_exec: bool = typer.Option(False, "--allow-exec", help="Give every run's workers exec_run."),
+    model: str | None = typer.Option(None, "--model", "-m", help="One model (or alias) for every call of every run without its own."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=64, help="Runs at a time (local default: the cores, at most 4; ray default: as many as the cluster takes)."),
+    engine: str = typer.Option("local", "--engine", help="local (this process) or ray (Ray tasks; needs vance-cli[ray])."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="The Ray cluster (default: RAY_ADDRESS, else a new local instance)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Approve the checks and the workers' tools for the whole batch without asking."),
+    json_out: bool = typer.Option(False, "--json", help="Batch events as JSON lines on stdout."),
+) -> None:
+    """Run every goal of GOALS.jsonl as its own Benjy run; a rerun skips what is DONE and resumes the rest.
+
+    Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them), 1 a run failed, 130 interrupted.
+    """
+    import asyncio
+    from pathlib import Path
+
+    from vance_cli.cli.common import model_factory, require_text
+    from vance_cli.errors import Interrupted, UsageError
+    from vance_cli.ray_cluster import ENGINES
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, exit_code, read_goals, source_folder
+    from vance_cli.runtime.interrupt import stop_on_signals
+    from vance_cli.terminal import emit_json, err, out
+
+    for what, value in (("--check", check), ("--recipe", recipe), ("--model", model)):
+        if value is not None:
+            require_text(value, what)
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}", hint="pass --engine local or --engine ray")
+    if ray_address is not None and engine != "ray":
+        raise UsageError("--ray-address is for --engine ray", hint="add --engine ray, or drop --ray-address")
+    if engine == "ray":  # before anything is made: no Ray, nothing started
+        from vance_cli.ray_cluster import import_ray
+
+        import_ray()
+    service = _service(json_out)
+    runtime = service.runtime
+    cwd = runtime.scopes.cwd
+    crit = None
+    if criteria is not None:
+        crit = (Path(criteria).expanduser() if Path(criteria).expanduser().is_absolute() else cwd / criteria).resolve()
+        if not crit.is_file():
+            raise UsageError(f"criteria file {crit} does not exist", hint="check the --criteria path")
+    defaults = Defaults(check=check, source=source_folder(workspace, cwd) if workspace else None, recipe=recipe,
+                        criteria=crit, allow_exec=allow_exec, model=model)
+    path = (cwd / Path(goals).expanduser()).resolve()
+    batch = BenjyBatch(runtime, path, read_goals(path, defaults), model_factory=model_factory,
+                       on_event=lambda e: _batch_event(e, json_out))
+    with batch.locked():
+        plan = batch.plan()
+        approved_by = _approve_batch(plan, yes, goals) if plan.create else None
+        try:
+            rows = asyncio.run(stop_on_signals(batch.run(plan, approved_by=approved_by, engine=engine, jobs=jobs, ray_address=ray_address)))
+        except (Interrupted, KeyboardInterrupt) as exc:
+            rows = [batch.rows[g.id] for g in batch.goals if g.id in batch.rows]
+            if not json_out and rows:
+                for line in _batch_table(rows):
+                    out(line)
+            err(f"interrupted; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
+            if isinstance(exc, KeyboardInterrupt):
+                raise SystemExit(EXIT_INTERRUPTED) from None
+            raise
+    code = exit_code(rows)
+    if json_out:
+        emit_json({"type": "batch_finished", "runs": [r.to_dict() for r in rows], "exit_code": code})
+    else:
+        for line in _batch_table(rows):
+            out(line)
+        err(f"workspaces: {batch.folder / 'runs'}")
+    raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -143,11 +143,15 @@ class BenjyService:
         allow_exec: bool = False,
         model: str | None = None,
         keep_workspace: bool = False,
+        process_id: str | None = None,
+        approved_by: str = "you (vance benjy run)",
     ) -> StartedRun:
         """Validate everything, then create the process with the goal in its inbox, and keep it locked.
 
         Use it as a context manager: ``run(process.id)`` inside the block drives the run under
         the lock ``start`` took; leaving the block releases a run that was not driven.
+        ``process_id``: the id to create it under (a batch records it before the file exists; a
+        StoreError if that file exists). ``approved_by``: who approved the run and its tools.
         """
         from vance_cli.config.recipes import load_recipe
         from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
@@ -177,10 +181,12 @@ class BenjyService:
             params, refs, check=check, allow_exec=allow_exec, criteria_files=resolve_criteria(loaded, options, ws)
         )
         process = self.runtime.process_of(loaded, model=model, workspace=ws)
+        if process_id is not None:
+            process.id = process_id
         process.engine_params[OPTIONS_KEY] = options
         # You typed this run (its check, --allow-exec): its workers' tools are approved once, here.
         grant_run(
-            process.engine_params, by="you (vance benjy run)",
+            process.engine_params, by=approved_by,
             tools=["file_write", *(["exec_run"] if allow_exec else [])], check=check,
         )
         self.runtime.send(process, goal, save=False)

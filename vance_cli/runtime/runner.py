@@ -141,6 +141,11 @@ class Runtime:
         self.store.create(process)
         self._created.add(process.id)
 
+    def adopt(self, pid: str) -> None:
+        """``pid`` was created by this invocation on another Runtime (a batch creates its runs on one
+        and drives each on its own, in this process or a Ray task): it keeps the tools chosen there."""
+        self._created.add(pid)
+
     def created_child(self, parent: Process, child: Process) -> None:
         """``child`` was spawned by ``parent`` in this invocation: it is as trusted as its parent."""
         if parent.id in self._created:

@@ -1,0 +1,265 @@
+"""`vance benjy batch` on the local engine: the real CLI, the real HTTP transport, a scripted server.
+
+The Ray engine runs the same batches in tests/cli/test_benjy_batch_ray.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.engines.benjy_brain import Brain
+from tests.helpers import CRASH_ENV, REPO, json_lines, run_cli, vance
+
+CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
+CHECK = f"{sys.executable} check.py"
+ASK = "ask me first"  # in a goal: its worker writes a bad file until the person answers
+ANSWER = "item 1 please: write fine"
+
+
+def batch_brain() -> Brain:
+    """Stateless, per goal: a goal with ASK fails its check and its route asks the person; the answer fixes it."""
+
+    def route(prompt: str) -> dict:
+        if "Answer (verbatim)" in prompt:
+            return {"op": "retry", "item": 1, "reason": "the person answered"}
+        return {"op": "ask_parent", "question": "Which content should item1.txt have?", "reason": "the check fails"}
+
+    def files(n: int, prompt: str) -> list[tuple[str, str]]:
+        if ASK in prompt and "item 1 please" not in prompt:
+            return [(f"item{n}.txt", "BAD\n")]
+        return [(f"item{n}.txt", "fine\n" if ASK in prompt else f"item {n}\n")]
+
+    return Brain(items=1, overrides={"ROUTE": route}, worker_files=files)
+
+
+GOALS = [
+    {"id": "ask", "goal": f"write the item file, {ASK}"},  # first: with --jobs 1 the others wait for it
+    {"id": "one", "goal": "write one item file"},
+    {"id": "two", "goal": "write another item file", "check": CHECK},
+]
+
+
+def write_goals(folder, goals=GOALS, name="goals.jsonl"):
+    path = folder / name
+    path.write_text("".join(json.dumps(g) + "\n" for g in goals))
+    return path
+
+
+@pytest.fixture
+def env(fake_openai):
+    fake_openai.responder = batch_brain().reply_body
+    return {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
+
+
+@pytest.fixture
+def src(tmp_path):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "check.py").write_text(CHECK_PY)
+    (folder / "README.txt").write_text("the person's folder\n")
+    return folder
+
+
+def snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def batch_dir(vance_home):
+    (folder,) = (vance_home / "batches").iterdir()
+    return folder
+
+
+def roots(env):
+    return [row for row in json_lines(run_cli("ps", "--json", env=env).stdout) if row["depth"] == 0]
+
+
+def test_a_batch_runs_every_goal_in_its_own_copy_and_a_question_blocks_only_its_run(fake_openai, env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path)
+    before = snapshot(src)
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "--workspace", str(src), "--jobs", "1", "--yes", env=env)
+    # one run waits for an answer: not a failure, but said (exit 10, as `benjy run`)
+    assert r.returncode == 10, r.stderr
+    table = r.stdout.splitlines()
+    assert table[0].split() == ["ID", "STATUS", "ATTEMPTS", "TOKENS", "PROCESS"]
+    rows = {line.split()[0]: line.split() for line in table[1:4]}
+    assert [rows[g][1] for g in ("ask", "one", "two")] == ["BLOCKED", "DONE", "DONE"]
+    assert rows["one"][2] == "1" and int(rows["one"][3]) > 0  # one worker attempt; tokens counted
+    ask_pid = rows["ask"][4]
+    assert "ask (process " in r.stdout and "Which content should item1.txt have?" in r.stdout
+    assert f'answer with: vance benjy answer {ask_pid} "YOUR ANSWER"' in r.stdout
+    # each run worked in its own copy of the source; the person's folder is untouched
+    assert snapshot(src) == before
+    runs = batch_dir(vance_home) / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == ["ask", "one", "two"]
+    assert (runs / "one" / "item1.txt").read_text() == "item 1\n" and (runs / "one" / "README.txt").is_file()
+    assert (runs / "ask" / "item1.txt").read_text() == "BAD\n"
+    # every run is an ordinary Benjy run: ps lists three, each approved once by the batch
+    listed = {row["id"]: row["status"] for row in roots(env)}
+    assert listed == {rows[g][4]: s for g, s in (("ask", "BLOCKED"), ("one", "DONE"), ("two", "DONE"))}
+    process = json.loads((vance_home / "processes" / f"{ask_pid}.json").read_text())
+    assert process["engine_params"]["approvedRun"] == {"by": "--yes (vance benjy batch)", "tools": ["file_write"], "check": CHECK}
+    assert process["workspace"] == str(runs / "ask")
+
+    # `vance benjy answer` reaches the blocked run as for any run
+    a = run_cli("benjy", "answer", ask_pid, ANSWER, env=env)
+    assert a.returncode == 0, a.stderr
+    assert (runs / "ask" / "item1.txt").read_text() == "fine\n"
+
+    # the rerun drives nothing that is DONE and asks for no approval (it makes no new run)
+    sent = len(fake_openai.requests)
+    again = run_cli("benjy", "batch", str(goals), "--check", CHECK, "--workspace", str(src), env=env)
+    assert again.returncode == 0, again.stderr
+    assert [line.split()[1] for line in again.stdout.splitlines()[1:4]] == ["DONE", "DONE", "DONE"]
+    assert "ask: DONE before" in again.stderr and len(fake_openai.requests) == sent
+    assert len(roots(env)) == 3
+
+
+def test_json_events_and_the_final_summary(env, src, tmp_path):
+    goals = write_goals(tmp_path, GOALS[1:])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    events = json_lines(r.stdout)
+    kinds = [e["type"] for e in events]
+    assert kinds.count("run_created") == 2 and kinds.count("run_started") == 2 and kinds.count("run_finished") == 2
+    assert kinds[-1] == "batch_finished" and kinds.index("batch_started") < kinds.index("run_started")
+    final = events[-1]
+    assert final["exit_code"] == 0
+    assert [(run["id"], run["status"], run["attempts"]) for run in final["runs"]] == [("one", "DONE", 1), ("two", "DONE", 1)]
+    assert all(run["process_id"] and run["tokens"] > 0 and run["workspace"] for run in final["runs"])
+
+
+def test_headless_without_yes_is_refused_and_makes_nothing(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path)
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)
+    assert r.returncode == 2
+    assert "needs your approval of its checks and tools (3 new runs)" in r.stderr and "pass --yes" in r.stderr
+    assert roots(env) == [] and list(vance_home.glob("batches/*/runs")) == [] and list(vance_home.glob("batches/*/batch.json")) == []
+
+
+def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp_path, monkeypatch, capsys):
+    from vance_cli.cli import benjy_cmd
+    from vance_cli.errors import VanceError
+    from vance_cli.runtime.benjy_batch import Defaults, Plan, read_goals
+
+    goals = write_goals(tmp_path, [{"goal": "g", "check": "pytest -q", "allowExec": True}, {"goal": "h"}])
+    plan = Plan(read_goals(goals, Defaults(source=src)), read_goals(goals, Defaults(source=src)), tmp_path)
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    asked = []
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "y")
+    assert benjy_cmd._approve_batch(plan, False, "goals.jsonl") == "you (vance benjy batch, once for the batch)"
+    shown = capsys.readouterr().err
+    assert "2 new runs" in shown and "pytest -q" in shown and "the recipe's check command" in shown
+    assert "workers' tools: file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    with pytest.raises(VanceError, match="not approved: no run was started"):
+        benjy_cmd._approve_batch(plan, False, "goals.jsonl")
+
+
+def test_a_git_source_gets_a_detached_worktree_per_run_and_its_tree_is_untouched(env, src, tmp_path, vance_home):
+    def git(*args):
+        return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    (src / "notes.txt").write_text("not committed\n")
+    branches, status = git("branch", "--list"), git("status", "--porcelain")
+    goals = write_goals(tmp_path, GOALS[1:])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "has uncommitted changes or untracked files; the runs' worktrees start at its last commit" in r.stderr
+    runs = batch_dir(vance_home) / "runs"
+    listed = git("worktree", "list")
+    for gid in ("one", "two"):
+        assert str(runs / gid) in listed and "(worktree)" in r.stderr
+        assert (runs / gid / "item1.txt").read_text() == "item 1\n"
+        assert not (runs / gid / "notes.txt").exists()  # HEAD only
+    assert git("branch", "--list") == branches and git("status", "--porcelain") == status
+    assert not (src / "item1.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"goal": "a"}', "not json"], "goals.jsonl line 2: not JSON"),
+        (['{"goal": "a", "chekc": "x"}'], "unknown field 'chekc'; did you mean 'check'?"),
+        (['{"id": "x", "goal": "a"}', '{"id": "x", "goal": "b"}'], "line 2: id 'x' is also on line 1"),
+        (['{"id": "x"}'], 'line 1: no goal: every line needs "goal"'),
+        (['{"goal": "a", "id": "../up"}'], 'line 1: invalid id "../up"'),
+        (['{"goal": "a", "workspace": "nowhere"}'], "line 1: workspace"),
+        (["", "  "], "has no goals"),
+    ],
+)
+def test_a_bad_goals_file_names_the_line_and_makes_nothing(env, tmp_path, vance_home, lines, message):
+    goals = tmp_path / "goals.jsonl"
+    goals.write_text("\n".join(lines) + "\n")
+    r = run_cli("benjy", "batch", str(goals), "--yes", env=env)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert list(vance_home.glob("batches/*/batch.json")) == [] and roots(env) == []
+
+
+def test_a_goal_changed_under_its_id_is_refused_on_the_rerun(env, src, tmp_path):
+    goals = write_goals(tmp_path, GOALS[1:2])
+    assert run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env).returncode == 0
+    write_goals(tmp_path, [{"id": "one", "goal": "something else"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 2 and "goal 'one' (line 1 of goals.jsonl) changed since the batch made its run" in r.stderr
+
+
+def test_engine_ray_without_ray_says_how_to_install_it_and_makes_nothing(env, src, tmp_path, vance_home, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    goals = write_goals(tmp_path)
+    r = run_cli("benjy", "batch", str(goals), "--engine", "ray", "--yes", env=env)
+    assert r.returncode == 2 and "--engine ray needs Ray" in r.stderr and "pip install 'vance-cli[ray]'" in r.stderr
+    assert not (vance_home / "batches").exists()
+    bad = run_cli("benjy", "batch", str(goals), "--ray-address", "x:1", "--yes", env=env)
+    assert bad.returncode == 2 and "--ray-address is for --engine ray" in bad.stderr
+
+
+@pytest.mark.parametrize("point", ["batch.ids_saved", "batch.workspace_ready", "save.benjy:6"])
+def test_a_batch_killed_anywhere_resumes_without_losing_or_doubling_a_run(env, src, tmp_path, vance_home, point):
+    goals = write_goals(tmp_path, GOALS[1:])
+    args = ("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "1")
+    killed = vance(*args, env={**env, "VANCE_HOME": str(vance_home), CRASH_ENV: point}, cwd=tmp_path)
+    assert killed.returncode == -9, killed.stderr
+    state = json.loads((batch_dir(vance_home) / "batch.json").read_text())
+    planned = {gid: run["processId"] for gid, run in state["runs"].items()}
+    assert sorted(planned) == ["one", "two"]  # the ids are on disk before anything else
+    r = run_cli("benjy", "batch", *args[2:], env=env)
+    assert r.returncode == 0, r.stderr
+    listed = roots(env)
+    assert sorted(row["id"] for row in listed) == sorted(planned.values())  # the same runs, none twice
+    assert all(row["status"] == "DONE" for row in listed)
+    runs = batch_dir(vance_home) / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == ["one", "two"]  # no half copy left behind
+    assert all((runs / gid / "item1.txt").read_text() == "item 1\n" for gid in planned)
+
+
+PROBE = (
+    "import sys\n"
+    "from vance_cli.cli.main import run\n"
+    "code = 0\n"
+    "try:\n    run(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+    "sys.stderr.write(f'EXIT={code}\\n')\n"
+    "sys.stderr.write('RAY=' + str('ray' in sys.modules) + '\\n')\n"
+)
+
+
+def test_the_local_engine_never_imports_ray(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, GOALS[1:2])
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, "benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO), **env, "VANCE_HOME": str(vance_home)},
+        timeout=60,
+    )
+    assert "EXIT=0" in r.stderr and "RAY=False" in r.stderr, r.stderr

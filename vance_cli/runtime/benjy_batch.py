@@ -1,0 +1,570 @@
+"""Many Benjy runs from a goals file (`vance benjy batch GOALS.jsonl`), N at a time here or as Ray tasks.
+
+Each line of GOALS.jsonl is one run: ``{"id": "slug", "goal": "...", "check": "...",
+"workspace": "src/", "recipe": "...", "criteria": "...", "allowExec": true, "model": "..."}``;
+only ``goal`` is needed (``id`` defaults to the line number; the others to the command's flags;
+a relative ``workspace`` or ``criteria`` is read from the goals file's folder).
+
+Every run is an ordinary Benjy run (``BenjyService.start`` and ``.run``, as `vance benjy run`):
+one process file, resumable, answered with `vance benjy answer ID`, shown by `ps`. What the batch
+adds:
+
+- **A workspace per run**, made in the batch folder (``<state>/batches/<goals>-<hash>/runs/<id>``)
+  from the run's source folder: a git worktree of the source's HEAD when the source is in a git
+  repository (detached, no branch; the repository's own files are never touched, and git lists
+  the worktree in ``git worktree list``), else a copy of the folder; no source: an empty folder.
+- **The batch state** (``batch.json`` in the batch folder, written atomically): goal id -> the
+  run's process id and workspace. The id is written before the workspace is made and the workspace
+  before the process file, so a kill at any point leaves a rerun that makes what is missing and
+  never a second run for one goal. A rerun skips DONE runs and drives every other one from its file.
+- **Approval once**: the runs are created with the approval the person gave for the whole batch
+  (``approved_by``, recorded per run as `vance benjy run` does: its check and its workers' tools).
+- **Engines**: ``local`` drives the runs in this process, ``jobs`` at a time (asyncio tasks, each
+  run with its own Runtime and model client); ``ray`` drives each run as a Ray task
+  (``ray_task``, on the same process files). A run that blocks on a question ends its own task;
+  the others go on.
+
+The summary of a run (status, attempts, tokens) is read from its process file after the run, by
+the driver, whatever engine drove it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vance_cli.config.scopes import Scopes
+from vance_cli.crashpoints import crashpoint
+from vance_cli.errors import ProcessLocked, StoreError, UsageError, VanceError
+from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService
+from vance_cli.runtime.runner import ModelFactory, Runtime
+from vance_cli.store.atomic import atomic_write_json
+from vance_cli.store.process import Process, Status, new_process_id
+from vance_cli.text import did_you_mean
+
+DONE, BLOCKED, FAILED, STOPPED = "DONE", "BLOCKED", "FAILED", "STOPPED"
+GOAL_KEYS = ("id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model")
+_ALIASES = {"allow_exec": "allowExec"}
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+STATE_FILE = "batch.json"
+STATE_VERSION = 1
+MAX_JOBS = 64
+GIT_TIMEOUT = 120  # seconds for one git command (a worktree of a large repository takes a while)
+
+Event = Callable[[dict[str, Any]], None]
+
+
+def default_jobs() -> int:
+    """Runs at a time on the local engine: the cores, at most 4 (each run is mostly waiting on a model)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+# --------------------------------------------------------------------------- the goals file
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """The command's flags: what a line that does not say otherwise gets."""
+
+    check: str | None = None
+    source: Path | None = None
+    recipe: str = DEFAULT_RECIPE
+    criteria: Path | None = None
+    allow_exec: bool = False
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Goal:
+    id: str
+    goal: str
+    line: int
+    check: str | None
+    source: Path | None  # the folder the run's workspace is made from; None: an empty folder
+    recipe: str
+    criteria: Path | None
+    allow_exec: bool
+    model: str | None
+
+    def digest(self) -> str:
+        """What the run was created from; a rerun refuses a goal that changed under the same id."""
+        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id")}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _bad(path: Path, line: int, what: str, hint: str | None = None) -> UsageError:
+    return UsageError(
+        f"{path.name} line {line}: {what}",
+        hint=hint or 'write one JSON object per line, e.g. {"id": "slugify", "goal": "add slugify() with tests"}',
+    )
+
+
+def _text_field(path: Path, n: int, row: dict[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _bad(path, n, f'"{key}" must be a non-empty string, not {json.dumps(value)[:60]}')
+    return value
+
+
+def _folder(base: Path, text: str, what: str, path: Path, n: int | None) -> Path:
+    folder = Path(text).expanduser()
+    folder = (folder if folder.is_absolute() else base / folder).resolve()
+    if not folder.is_dir():
+        message = f"{what} {folder} is not an existing folder"
+        if n is None:
+            raise UsageError(message, hint="pass an existing folder (its copy or worktree is each run's workspace)")
+        raise _bad(path, n, message, hint="point it at an existing folder (relative paths are read from the goals file's folder)")
+    return folder
+
+
+def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
+    """Every goal of ``path``, checked before anything is made (a UsageError naming the line)."""
+    if not path.is_file():
+        raise UsageError(f"goals file {path} does not exist", hint="pass a JSONL file: one {\"goal\": ...} object per line")
+    base = path.parent
+    goals: list[Goal] = []
+    seen: dict[str, int] = {}
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read goals file {path}: {exc.strerror or exc}", hint="check the path and its permissions") from None
+    with handle:
+        try:
+            for n, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                except ValueError as exc:
+                    raise _bad(path, n, f"not JSON ({getattr(exc, 'msg', exc)})") from None
+                if not isinstance(row, dict):
+                    raise _bad(path, n, f"a JSON object is needed, not {type(row).__name__}")
+                row = {_ALIASES.get(k, k): v for k, v in row.items()}
+                for key in row:
+                    if key not in GOAL_KEYS:
+                        raise _bad(path, n, f"unknown field {key!r}{did_you_mean(key, GOAL_KEYS)}",
+                                   hint="the fields are: " + ", ".join(GOAL_KEYS))
+                goal = row.get("goal")
+                if not isinstance(goal, str) or not goal.strip():
+                    raise _bad(path, n, 'no goal: every line needs "goal" (text)')
+                ident = row.get("id", n)
+                ident = str(ident) if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
+                if ident is None or not _ID.fullmatch(ident):
+                    raise _bad(path, n, f"invalid id {json.dumps(row.get('id'))[:60]}",
+                               hint="an id is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+                if ident in seen:
+                    raise _bad(path, n, f"id {ident!r} is also on line {seen[ident]}", hint="give every goal its own id")
+                seen[ident] = n
+                allow = row.get("allowExec", defaults.allow_exec)
+                if not isinstance(allow, bool):
+                    raise _bad(path, n, f'"allowExec" must be true or false, not {json.dumps(allow)[:60]}')
+                source_text = _text_field(path, n, row, "workspace")
+                criteria_text = _text_field(path, n, row, "criteria")
+                criteria = defaults.criteria
+                if criteria_text is not None:
+                    criteria = Path(criteria_text).expanduser()
+                    criteria = (criteria if criteria.is_absolute() else base / criteria).resolve()
+                    if not criteria.is_file():
+                        raise _bad(path, n, f"criteria file {criteria} does not exist")
+                goals.append(
+                    Goal(
+                        id=ident,
+                        goal=goal,
+                        line=n,
+                        check=_text_field(path, n, row, "check") or defaults.check,
+                        source=_folder(base, source_text, "workspace", path, n) if source_text else defaults.source,
+                        recipe=_text_field(path, n, row, "recipe") or defaults.recipe,
+                        criteria=criteria,
+                        allow_exec=allow,
+                        model=_text_field(path, n, row, "model") or defaults.model,
+                    )
+                )
+        except UnicodeDecodeError:
+            raise UsageError(f"goals file {path} is not UTF-8 text", hint="save it as UTF-8 JSONL") from None
+    if not goals:
+        raise UsageError(f"goals file {path} has no goals", hint='write one JSON object per line, e.g. {"goal": "add slugify() with tests"}')
+    return goals
+
+
+def source_folder(text: str, cwd: Path) -> Path:
+    """``--workspace``: the default source folder of every run, checked now."""
+    return _folder(cwd, text, "--workspace", cwd, None)
+
+
+# --------------------------------------------------------------------------- workspaces
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        # hooks off: making a worktree must run nothing but git itself
+        return subprocess.run(
+            [git, "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args],
+            capture_output=True, text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def git_top(source: Path) -> Path | None:
+    """The top of the git work tree ``source`` is in, when it has a commit to start from; else None."""
+    top = _git(["rev-parse", "--show-toplevel"], source)
+    if top is None or top.returncode != 0 or not top.stdout.strip():
+        return None
+    head = _git(["rev-parse", "--verify", "--quiet", "HEAD"], source)
+    if head is None or head.returncode != 0:
+        return None  # no commit yet: a copy
+    return Path(top.stdout.strip()).resolve()
+
+
+def _discard(dest: Path) -> None:
+    """Remove what an interrupted preparation left at ``dest`` (ours: inside the batch folder)."""
+    marker = dest / ".git"
+    if marker.is_file():  # a worktree: let its repository forget it too
+        text = marker.read_text(encoding="utf-8", errors="replace")
+        gitdir = Path(text.partition("gitdir:")[2].strip())
+        if gitdir.is_dir():  # <repo>/.git/worktrees/<name>
+            _git(["worktree", "remove", "--force", str(dest)], gitdir.parent.parent.parent)
+    for leftover in (dest, dest.with_name(dest.name + ".partial")):
+        if leftover.exists() or leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
+def make_workspace(source: Path | None, dest: Path, *, skip: Path | None = None) -> tuple[Path, str, str | None]:
+    """Make the run's workspace at ``dest``: (its folder, "worktree" | "copy" | "folder", a warning or None).
+
+    ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it).
+    """
+    _discard(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if source is None:
+        dest.mkdir()
+        return dest, "folder", None
+    top = git_top(source)
+    if top is not None:
+        made = _git(["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"], top)
+        if made is not None and made.returncode == 0:
+            warning = None
+            status = _git(["status", "--porcelain"], top)
+            if status is not None and status.stdout.strip():
+                head = _git(["rev-parse", "--short", "HEAD"], top)
+                sha = head.stdout.strip() if head is not None else "HEAD"
+                warning = (f"{top} has uncommitted changes or untracked files; the runs' worktrees start at its "
+                           f"last commit ({sha}) without them (commit them first to include them)")
+            return dest / source.relative_to(top), "worktree", warning
+        _discard(dest)  # git could not make it: fall back to a copy
+    partial = dest.with_name(dest.name + ".partial")
+    skip = skip.resolve() if skip is not None else None
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        if skip is None or Path(folder).resolve() != skip.parent:
+            return []
+        return [n for n in names if n == skip.name]
+
+    shutil.copytree(source, partial, symlinks=True, ignore=ignore)
+    os.rename(partial, dest)  # whole or absent: a kill during the copy leaves only the .partial
+    return dest, "copy", None
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class BatchRow:
+    """One run in the summary (from its process file)."""
+
+    id: str
+    process_id: str
+    status: str  # DONE | BLOCKED | FAILED | STOPPED (interrupted, resumable)
+    attempts: int  # worker attempts over all its items
+    tokens: int  # controller and worker tokens
+    workspace: str
+    question: str | None = None
+    reason: str | None = None
+    skipped: bool = False  # DONE before this invocation
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def row_of(gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> BatchRow:
+    from vance_cli.engines import pending_question
+    from vance_cli.engines.benjy.state import load_state
+
+    counters = load_state(process).counters
+    status = {Status.DONE: DONE, Status.BLOCKED: BLOCKED, Status.FAILED: FAILED}.get(process.status)
+    if status is None:
+        status = FAILED if error else STOPPED
+    return BatchRow(
+        id=gid,
+        process_id=process.id,
+        status=status,
+        attempts=counters.workerSpawns,
+        tokens=counters.controllerTokens + counters.workerTokens,
+        workspace=process.workspace or "",
+        question=pending_question(process) if status == BLOCKED else None,
+        reason=error or (process.status_reason if status != DONE else None),
+        skipped=skipped,
+    )
+
+
+def exit_code(rows: list[BatchRow]) -> int:
+    """The README's table: 1 if any run FAILED; else 130 if one was stopped; else 10 if any is
+    BLOCKED (waiting for an answer: not a failure, but said); else 0."""
+    statuses = {r.status for r in rows}
+    for status, code in ((FAILED, 1), (STOPPED, 130), (BLOCKED, 10)):
+        if status in statuses:
+            return code
+    return 0
+
+
+# --------------------------------------------------------------------------- driving one run
+
+
+async def drive(service: BenjyService, pid: str) -> str | None:
+    """Drive the run ``pid`` until it ends, blocks or fails; the error's text when it could not."""
+    try:
+        await service.run(pid)
+    except VanceError as exc:
+        return exc.message
+    return None
+
+
+def ray_task(task: dict[str, Any]) -> str | None:
+    """One run as a Ray task (on a worker): the runtime rebuilt from what the driver sent."""
+    from vance_cli.config.settings import Settings
+    from vance_cli.ray_cluster import task_environ
+
+    with task_environ(task["env"]):
+        scopes: Scopes = task["scopes"]
+        runtime = Runtime(scopes, Settings.load(scopes), model_factory=task["model_factory"])
+        if task["adopt"]:
+            runtime.adopt(task["pid"])
+        return asyncio.run(drive(BenjyService(runtime), task["pid"]))
+
+
+# --------------------------------------------------------------------------- the batch
+
+
+@dataclass
+class Plan:
+    goals: list[Goal]
+    create: list[Goal]  # no process file yet: these need the batch's approval
+    folder: Path
+
+    @property
+    def checks(self) -> list[str]:
+        return sorted({g.check for g in self.create if g.check})
+
+    @property
+    def recipe_checks(self) -> bool:
+        """Some new run has no check of its own: its recipe's check command (if it has one) runs."""
+        return any(g.check is None for g in self.create)
+
+    @property
+    def tools(self) -> list[str]:
+        return ["file_write", *(["exec_run"] if any(g.allow_exec for g in self.create) else [])]
+
+    @property
+    def sources(self) -> list[str]:
+        return sorted({str(g.source) if g.source else "(an empty folder)" for g in self.create})
+
+
+def batch_folder(scopes: Scopes, goals_path: Path) -> Path:
+    key = hashlib.sha256(str(goals_path).encode()).hexdigest()[:8]
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", goals_path.stem)[:40] or "goals"
+    return scopes.state_dir / "batches" / f"{stem}-{key}"
+
+
+@dataclass
+class BenjyBatch:
+    """One goals file's batch: ``locked()``, then ``plan()``, then ``run(plan, ...)``."""
+
+    runtime: Runtime  # the command's: creates the runs
+    goals_path: Path
+    goals: list[Goal]
+    model_factory: ModelFactory | None = None
+    on_event: Event = lambda event: None
+    rows: dict[str, BatchRow] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.goals_path = self.goals_path.resolve()
+        self.folder = batch_folder(self.runtime.scopes, self.goals_path)
+        self.state_path = self.folder / STATE_FILE
+        self.state = self._load_state()
+
+    # --- the state file ------------------------------------------------------------------------
+
+    def _load_state(self) -> dict[str, Any]:
+        if not self.state_path.is_file():
+            return {"version": STATE_VERSION, "goals": str(self.goals_path), "runs": {}}
+        try:
+            data = json.loads(self.state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read the batch state {self.state_path}: {exc}",
+                             hint="it is kept as it is; move it away to start the batch afresh (its runs stay in `vance ps`)") from None
+        if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
+            raise StoreError(f"the batch state {self.state_path} is not a batch state",
+                             hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
+        return data
+
+    def _save(self) -> None:
+        atomic_write_json(self.state_path, self.state)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[BenjyBatch]:
+        """One vance at a time runs a batch (a second one is told which pid has it)."""
+        from vance_cli.store.lock import describe_holder, process_lock, read_holder
+
+        lock = self.folder / "batch.lock"
+        try:
+            with process_lock(lock, f"batch {self.goals_path.name}"):
+                yield self
+        except ProcessLocked:
+            raise ProcessLocked(f"the batch of {self.goals_path} is being run by {describe_holder(read_holder(lock))}",
+                                hint="wait for it to finish or stop it; its runs are in `vance ps`") from None
+
+    # --- planning and creating -----------------------------------------------------------------
+
+    def _exists(self, pid: str | None) -> bool:
+        return bool(pid) and self.runtime.store.path(pid).is_file()
+
+    def plan(self) -> Plan:
+        """Which goals need a run made (and so the batch's approval); a changed goal is refused."""
+        runs = self.state["runs"]
+        create: list[Goal] = []
+        for goal in self.goals:
+            entry = runs.get(goal.id)
+            if entry is not None and self._exists(entry.get("processId")):
+                if entry.get("digest") != goal.digest():
+                    raise UsageError(
+                        f"goal {goal.id!r} (line {goal.line} of {self.goals_path.name}) changed since the batch made its run {entry['processId']}",
+                        hint="give the changed goal a new id (the old run stays as it is), or put the line back",
+                    )
+                continue
+            create.append(goal)
+        return Plan(self.goals, create, self.folder)
+
+    def _create(self, plan: Plan, approved_by: str) -> None:
+        runs = self.state["runs"]
+        for goal in plan.create:  # every id first, in one write: a kill later never makes a second run
+            entry = runs.get(goal.id) or {}
+            runs[goal.id] = {"processId": entry.get("processId") or new_process_id(), "digest": goal.digest(), "ready": False}
+        if plan.create:
+            self._save()
+        crashpoint("batch.ids_saved")
+        service = BenjyService(self.runtime)
+        for goal in plan.create:
+            entry = runs[goal.id]
+            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id, skip=self.runtime.scopes.state_dir)
+            if warning:
+                self.on_event({"type": "warning", "text": warning})
+            entry.update(workspace=str(workspace), kind=kind, source=str(goal.source) if goal.source else None, ready=True)
+            self._save()
+            crashpoint("batch.workspace_ready")
+            with service.start(
+                goal.goal, recipe=goal.recipe, workspace=workspace, check=goal.check, criteria=goal.criteria,
+                allow_exec=goal.allow_exec, model=goal.model, process_id=entry["processId"], approved_by=approved_by,
+            ):
+                pass  # created; driven below, here or on a Ray worker
+            self.on_event({"type": "run_created", "id": goal.id, "process_id": entry["processId"],
+                           "workspace": str(workspace), "kind": kind})
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def run(self, plan: Plan, *, approved_by: str | None, engine: str = "local", jobs: int | None = None,
+                  ray_address: str | None = None) -> list[BatchRow]:
+        """Create the new runs, drive every run that is not DONE, and return the rows in file order.
+
+        Cancelled (Ctrl+C), the runs still going are stopped where they are (saved, resumable) and
+        ``rows`` holds what finished; the rerun goes on.
+        """
+        if plan.create and approved_by is None:
+            raise UsageError("the batch's new runs need an approval", hint="pass --yes")
+        self._create(plan, approved_by or "")
+        created = {g.id for g in plan.create}
+        todo: list[tuple[Goal, str]] = []
+        for goal in self.goals:
+            pid = self.state["runs"][goal.id]["processId"]
+            process = self.runtime.store.load(pid)
+            if process.status == Status.DONE:
+                self._finish(goal.id, process, skipped=True)
+            else:
+                todo.append((goal, pid))
+        self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
+                       "to_drive": len(todo), "engine": engine, "jobs": jobs, "folder": str(self.folder)})
+        try:
+            if engine == "ray":
+                await self._run_ray(todo, created, jobs, ray_address)
+            else:
+                await self._run_local(todo, created, jobs or default_jobs())
+        finally:
+            for goal, pid in todo:  # interrupted: what did not finish is STOPPED (or what its file says)
+                if goal.id not in self.rows:
+                    self._finish(goal.id, self.runtime.store.load(pid))
+        return [self.rows[g.id] for g in self.goals]
+
+    def _finish(self, gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> None:
+        row = row_of(gid, process, error=error, skipped=skipped)
+        self.rows[gid] = row
+        self.on_event({"type": "run_finished", **row.to_dict()})
+
+    async def _run_local(self, todo: list[tuple[Goal, str]], created: set[str], jobs: int) -> None:
+        gate = asyncio.Semaphore(jobs)
+
+        async def one(goal: Goal, pid: str) -> None:
+            async with gate:
+                runtime = Runtime(self.runtime.scopes, self.runtime.settings, model_factory=self.model_factory)
+                if goal.id in created:
+                    runtime.adopt(pid)
+                self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
+                error = await drive(BenjyService(runtime), pid)
+                self._finish(goal.id, self.runtime.store.load(pid), error=error)
+
+        async with asyncio.TaskGroup() as group:
+            for goal, pid in todo:
+                group.create_task(one(goal, pid))
+
+    async def _run_ray(self, todo: list[tuple[Goal, str]], created: set[str], jobs: int | None, address: str | None) -> None:
+        from vance_cli.ray_cluster import ray_session, task_env
+
+        with ray_session(address) as ray:
+            # max_retries: a worker that dies (killed, out of memory) has its run taken up by a new
+            # one, from the process file, as `vance benjy resume` would
+            remote = ray.remote(num_cpus=1, max_retries=3)(ray_task)
+            gate = asyncio.Semaphore(jobs) if jobs else contextlib.nullcontext()
+            env = task_env()
+
+            async def one(goal: Goal, pid: str) -> None:
+                async with gate:
+                    task = {"pid": pid, "scopes": self.runtime.scopes, "env": env, "adopt": goal.id in created,
+                            "model_factory": self.model_factory}
+                    ref = remote.remote(task)
+                    self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
+                    try:
+                        error = await asyncio.wrap_future(ref.future())
+                    except asyncio.CancelledError:
+                        ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
+                        raise
+                    except ray.exceptions.RayError as exc:
+                        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                        error = f"the Ray task failed: {type(exc).__name__}: {first}"
+                    self._finish(goal.id, self.runtime.store.load(pid), error=error)
+
+            async with asyncio.TaskGroup() as group:
+                for goal, pid in todo:
+                    group.create_task(one(goal, pid))
