@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -104,6 +107,12 @@ def test_a_batch_runs_every_goal_in_its_own_copy_and_a_question_blocks_only_its_
     process = json.loads((vance_home / "processes" / f"{ask_pid}.json").read_text())
     assert process["engine_params"]["approvedRun"] == {"by": "--yes (vance benjy batch)", "tools": ["file_write"], "check": CHECK}
     assert process["workspace"] == str(runs / "ask")
+
+    # a rerun before the answer drives the BLOCKED run again: it stays BLOCKED, without a model call
+    sent = len(fake_openai.requests)
+    waiting = run_cli("benjy", "batch", str(goals), "--check", CHECK, "--workspace", str(src), env=env)
+    assert waiting.returncode == 10 and len(fake_openai.requests) == sent, waiting.stderr
+    assert "ask: BLOCKED" in waiting.stderr and "one: DONE before" in waiting.stderr
 
     # `vance benjy answer` reaches the blocked run as for any run
     a = run_cli("benjy", "answer", ask_pid, ANSWER, env=env)
@@ -263,3 +272,55 @@ def test_the_local_engine_never_imports_ray(env, src, tmp_path, vance_home):
         timeout=60,
     )
     assert "EXIT=0" in r.stderr and "RAY=False" in r.stderr, r.stderr
+
+
+def test_ctrl_c_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env, src, tmp_path, vance_home):
+    brain, arrived, released = batch_brain(), threading.Event(), threading.Event()
+
+    def responder(body):
+        if body.get("tools"):  # the first worker call waits: Ctrl+C comes while the runs are in flight
+            arrived.set()
+            released.wait(30)
+        return brain.reply_body(body)
+
+    fake_openai.responder = responder
+    goals = write_goals(tmp_path, GOALS[1:])
+    args = ("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vance_cli", *args],
+        env={**os.environ, "PYTHONPATH": str(REPO), **env, "VANCE_HOME": str(vance_home)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )
+    try:
+        assert arrived.wait(30)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        released.set()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted; every run is saved. Continue the batch with the same command" in stderr
+    assert "STOPPED" in stdout and "continue with: vance benjy resume" in stdout  # the table of what it reached
+    assert {row["status"] for row in roots(env)} <= {"SUSPENDED", "IDLE", "READY"}
+    r = run_cli(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(roots(env)) == 2 and all(row["status"] == "DONE" for row in roots(env))
+
+
+def test_the_ray_helper_passes_vance_variables_and_puts_the_workers_back(monkeypatch):
+    from vance_cli.ray_cluster import resolve_address, task_env, task_environ
+
+    monkeypatch.setenv("VANCE_MODEL", "openai/worker-own")
+    monkeypatch.setenv("VANCE_TRANSPORT", "litellm")
+    sent = task_env({"VANCE_MODEL": "openai/driver", "VANCE_HOME": "/h", "OPENAI_API_KEY": "k", "PATH": "/bin"})
+    assert sent == {"VANCE_MODEL": "openai/driver", "VANCE_HOME": "/h"}  # no provider key, nothing else
+    with task_environ(sent):
+        assert os.environ["VANCE_MODEL"] == "openai/driver" and os.environ["VANCE_HOME"] == "/h"
+        assert "VANCE_TRANSPORT" not in os.environ  # exactly the driver's VANCE_* variables
+    assert os.environ["VANCE_MODEL"] == "openai/worker-own" and os.environ["VANCE_TRANSPORT"] == "litellm"
+    assert os.environ.get("VANCE_HOME") != "/h"
+    assert resolve_address("a:1", {"RAY_ADDRESS": "b:2"}) == "a:1"
+    assert resolve_address(None, {"RAY_ADDRESS": " b:2 "}) == "b:2"
+    assert resolve_address(" ", {}) is None

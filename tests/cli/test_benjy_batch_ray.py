@@ -119,3 +119,11 @@ def test_a_killed_ray_worker_loses_and_duplicates_no_run(ray_instance, fake_open
     children = [row for row in json_lines(run_cli("ps", "--json", env=env).stdout) if row["parent"] == killed["run"]]
     assert len(children) == 1
     assert (Path(slow["workspace"]) / "item1.txt").read_text() == "item 1\n"
+
+
+def test_a_ray_instance_already_joined_is_used_and_left_running(ray_instance):
+    from vance_cli.ray_cluster import ray_session
+
+    with ray_session("10.255.255.1:1") as joined:  # not dialled: this process has joined one already
+        assert joined is ray and ray.is_initialized()
+    assert ray.is_initialized()

@@ -349,11 +349,12 @@ def batch_cmd(
     Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them), 1 a run failed, 130 interrupted.
     """
     import asyncio
+    import contextlib
     from pathlib import Path
 
     from vance_cli.cli.common import model_factory, require_text
     from vance_cli.errors import Interrupted, UsageError
-    from vance_cli.ray_cluster import ENGINES
+    from vance_cli.ray_cluster import ENGINES, ray_session
     from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, exit_code, read_goals, source_folder
     from vance_cli.runtime.interrupt import stop_on_signals
     from vance_cli.terminal import emit_json, err, out
@@ -382,11 +383,13 @@ def batch_cmd(
     path = (cwd / Path(goals).expanduser()).resolve()
     batch = BenjyBatch(runtime, path, read_goals(path, defaults), model_factory=model_factory,
                        on_event=lambda e: _batch_event(e, json_out))
-    with batch.locked():
+    with batch.locked(), contextlib.ExitStack() as stack:
         plan = batch.plan()
         approved_by = _approve_batch(plan, yes, goals) if plan.create else None
         try:
-            rows = asyncio.run(stop_on_signals(batch.run(plan, approved_by=approved_by, engine=engine, jobs=jobs, ray_address=ray_address)))
+            # connected before any run is made (a cluster out of reach leaves nothing behind)
+            ray = stack.enter_context(ray_session(ray_address)) if engine == "ray" else None
+            rows = asyncio.run(stop_on_signals(batch.run(plan, approved_by=approved_by, jobs=jobs, ray=ray)))
         except (Interrupted, KeyboardInterrupt) as exc:
             rows = [batch.rows[g.id] for g in batch.goals if g.id in batch.rows]
             if not json_out and rows:

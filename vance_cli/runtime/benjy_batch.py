@@ -486,13 +486,15 @@ class BenjyBatch:
 
     # --- running -------------------------------------------------------------------------------
 
-    async def run(self, plan: Plan, *, approved_by: str | None, engine: str = "local", jobs: int | None = None,
-                  ray_address: str | None = None) -> list[BatchRow]:
+    async def run(self, plan: Plan, *, approved_by: str | None, jobs: int | None = None, ray: Any = None) -> list[BatchRow]:
         """Create the new runs, drive every run that is not DONE, and return the rows in file order.
 
-        Cancelled (Ctrl+C), the runs still going are stopped where they are (saved, resumable) and
-        ``rows`` holds what finished; the rerun goes on.
+        ``ray``: the connected ``ray`` module (``ray_cluster.ray_session``, entered before this, so
+        a cluster that cannot be reached leaves nothing made): each run is a Ray task; None: the
+        local engine, ``jobs`` at a time. Cancelled (Ctrl+C), the runs still going are stopped
+        where they are (saved, resumable) and ``rows`` holds what finished; the rerun goes on.
         """
+        engine = "local" if ray is None else "ray"
         if plan.create and approved_by is None:
             raise UsageError("the batch's new runs need an approval", hint="pass --yes")
         self._create(plan, approved_by or "")
@@ -508,8 +510,8 @@ class BenjyBatch:
         self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
                        "to_drive": len(todo), "engine": engine, "jobs": jobs, "folder": str(self.folder)})
         try:
-            if engine == "ray":
-                await self._run_ray(todo, created, jobs, ray_address)
+            if ray is not None:
+                await self._run_ray(ray, todo, created, jobs)
             else:
                 await self._run_local(todo, created, jobs or default_jobs())
         finally:
@@ -539,32 +541,31 @@ class BenjyBatch:
             for goal, pid in todo:
                 group.create_task(one(goal, pid))
 
-    async def _run_ray(self, todo: list[tuple[Goal, str]], created: set[str], jobs: int | None, address: str | None) -> None:
-        from vance_cli.ray_cluster import ray_session, task_env
+    async def _run_ray(self, ray: Any, todo: list[tuple[Goal, str]], created: set[str], jobs: int | None) -> None:
+        from vance_cli.ray_cluster import task_env
 
-        with ray_session(address) as ray:
-            # max_retries: a worker that dies (killed, out of memory) has its run taken up by a new
-            # one, from the process file, as `vance benjy resume` would
-            remote = ray.remote(num_cpus=1, max_retries=3)(ray_task)
-            gate = asyncio.Semaphore(jobs) if jobs else contextlib.nullcontext()
-            env = task_env()
+        # max_retries: a worker that dies (killed, out of memory) has its run taken up by a new one,
+        # from the process file, as `vance benjy resume` would
+        remote = ray.remote(num_cpus=1, max_retries=3)(ray_task)
+        gate = asyncio.Semaphore(jobs) if jobs else contextlib.nullcontext()
+        env = task_env()
 
-            async def one(goal: Goal, pid: str) -> None:
-                async with gate:
-                    task = {"pid": pid, "scopes": self.runtime.scopes, "env": env, "adopt": goal.id in created,
-                            "model_factory": self.model_factory}
-                    ref = remote.remote(task)
-                    self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
-                    try:
-                        error = await asyncio.wrap_future(ref.future())
-                    except asyncio.CancelledError:
-                        ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
-                        raise
-                    except ray.exceptions.RayError as exc:
-                        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                        error = f"the Ray task failed: {type(exc).__name__}: {first}"
-                    self._finish(goal.id, self.runtime.store.load(pid), error=error)
+        async def one(goal: Goal, pid: str) -> None:
+            async with gate:
+                task = {"pid": pid, "scopes": self.runtime.scopes, "env": env, "adopt": goal.id in created,
+                        "model_factory": self.model_factory}
+                ref = remote.remote(task)
+                self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
+                try:
+                    error = await asyncio.wrap_future(ref.future())
+                except asyncio.CancelledError:
+                    ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
+                    raise
+                except ray.exceptions.RayError as exc:
+                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    error = f"the Ray task failed: {type(exc).__name__}: {first}"
+                self._finish(goal.id, self.runtime.store.load(pid), error=error)
 
-            async with asyncio.TaskGroup() as group:
-                for goal, pid in todo:
-                    group.create_task(one(goal, pid))
+        async with asyncio.TaskGroup() as group:
+            for goal, pid in todo:
+                group.create_task(one(goal, pid))
