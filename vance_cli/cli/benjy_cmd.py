@@ -276,12 +276,13 @@ def _batch_event(event: dict, json_out: bool) -> None:
         err(f"{event['id']}: run {event['process_id']} · workspace {event['workspace']} ({event['kind']})")
     elif kind == "batch_started":
         jobs = f" · {event['jobs']} at a time" if event["jobs"] else ""
-        err(f"benjy batch · {event['runs']} runs ({event['to_drive']} to drive) · engine {event['engine']}{jobs} · folder {event['folder']}")
+        err(f"benjy batch · {event['runs']} runs ({event['new']} new, {event['to_drive']} to drive) · engine {event['engine']}{jobs}")
+        err(f"batch folder {event['folder']}")
     elif kind == "run_started":
         err(f"{event['id']}: started (process {event['process_id']})")
     elif kind == "run_finished":
         done = "DONE before" if event["skipped"] else event["status"]
-        err(f"{event['id']}: {done} · {event['attempts']} attempts · {event['tokens']} tokens")
+        err(f"{event['id']}: {done} · attempts {event['attempts']} · tokens {event['tokens']}")
 
 
 def _batch_table(rows) -> list[str]:

@@ -494,26 +494,32 @@ class BenjyBatch:
         local engine, ``jobs`` at a time. Cancelled (Ctrl+C), the runs still going are stopped
         where they are (saved, resumable) and ``rows`` holds what finished; the rerun goes on.
         """
-        engine = "local" if ray is None else "ray"
         if plan.create and approved_by is None:
             raise UsageError("the batch's new runs need an approval", hint="pass --yes")
-        self._create(plan, approved_by or "")
         created = {g.id for g in plan.create}
+        done: dict[str, Process] = {}
+        for goal in self.goals:
+            if goal.id not in created:
+                process = self.runtime.store.load(self.state["runs"][goal.id]["processId"])
+                if process.status == Status.DONE:
+                    done[goal.id] = process
+        if ray is None:
+            jobs = jobs or default_jobs()
+        self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
+                       "to_drive": len(self.goals) - len(done), "engine": "local" if ray is None else "ray", "jobs": jobs,
+                       "folder": str(self.folder)})
+        self._create(plan, approved_by or "")
         todo: list[tuple[Goal, str]] = []
         for goal in self.goals:
-            pid = self.state["runs"][goal.id]["processId"]
-            process = self.runtime.store.load(pid)
-            if process.status == Status.DONE:
-                self._finish(goal.id, process, skipped=True)
+            if goal.id in done:
+                self._finish(goal.id, done[goal.id], skipped=True)
             else:
-                todo.append((goal, pid))
-        self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
-                       "to_drive": len(todo), "engine": engine, "jobs": jobs, "folder": str(self.folder)})
+                todo.append((goal, self.state["runs"][goal.id]["processId"]))
         try:
             if ray is not None:
                 await self._run_ray(ray, todo, created, jobs)
             else:
-                await self._run_local(todo, created, jobs or default_jobs())
+                await self._run_local(todo, created, jobs)
         finally:
             for goal, pid in todo:  # interrupted: what did not finish is STOPPED (or what its file says)
                 if goal.id not in self.rows:
