@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_benjy_batch import CHECK, GOALS, batch_brain, roots, snapshot, write_goals
+from tests.cli.test_benjy_batch import CHECK, GOALS, batch_brain, env, roots, snapshot, src, write_goals  # noqa: F401 (fixtures)
 from tests.helpers import json_lines, run_cli
 
 ray = pytest.importorskip("ray")
@@ -27,22 +27,6 @@ def ray_instance():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
-
-
-@pytest.fixture
-def env(fake_openai):
-    fake_openai.responder = batch_brain().reply_body
-    return {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
-
-
-@pytest.fixture
-def src(tmp_path):
-    from tests.cli.test_benjy_batch import CHECK_PY
-
-    folder = tmp_path / "src"
-    folder.mkdir()
-    (folder / "check.py").write_text(CHECK_PY)
-    return folder
 
 
 def _results(stdout):
