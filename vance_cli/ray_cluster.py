@@ -9,7 +9,7 @@ Shared by every engine that hands work to Ray tasks (``vance benjy batch``; ``va
   instance on this machine (``ray.init()``), shut down again at the end.
 - ``task_env()`` / ``task_environ(env)``: what a task needs to see what the command saw. The
   driver passes its ``VANCE_*`` variables (the user scope ``VANCE_HOME``, ``VANCE_MODEL``,
-  ``VANCE_API_BASE``, ...) with the task; the task sets them for its own run and puts the worker's
+  ``VANCE_API_BASE``, ``VANCE_API_KEY``, ...) with the task, through Ray's object store; the task sets them for its own run and puts the worker's
   back afterwards (a Ray worker runs one task at a time and is reused). Provider keys
   (``OPENAI_API_KEY``, ...) are not passed: workers of a local instance inherit them from the
   command; on a cluster they come from the workers' environment (Ray's ``runtime_env``).

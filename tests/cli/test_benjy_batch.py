@@ -222,7 +222,10 @@ def test_a_goal_changed_under_its_id_is_refused_on_the_rerun(env, src, tmp_path)
     assert run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env).returncode == 0
     write_goals(tmp_path, [{"id": "one", "goal": "something else"}])
     r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
-    assert r.returncode == 2 and "goal 'one' (line 1 of goals.jsonl) changed since the batch made its run" in r.stderr
+    assert r.returncode == 2 and "goal 'one' (line 1 of goals.jsonl, with the flags it takes) changed since the batch made its run" in r.stderr
+    write_goals(tmp_path, GOALS[1:2])  # the line back, but another check for it: its run was made with the first
+    r = run_cli("benjy", "batch", str(goals), "--check", "true", "-w", str(src), "--yes", env=env)
+    assert r.returncode == 2 and "rerun with the same line and flags" in r.stderr
 
 
 def test_engine_ray_without_ray_says_how_to_install_it_and_makes_nothing(env, src, tmp_path, vance_home, monkeypatch):

@@ -452,8 +452,9 @@ class BenjyBatch:
             if entry is not None and self._exists(entry.get("processId")):
                 if entry.get("digest") != goal.digest():
                     raise UsageError(
-                        f"goal {goal.id!r} (line {goal.line} of {self.goals_path.name}) changed since the batch made its run {entry['processId']}",
-                        hint="give the changed goal a new id (the old run stays as it is), or put the line back",
+                        f"goal {goal.id!r} (line {goal.line} of {self.goals_path.name}, with the flags it takes) "
+                        f"changed since the batch made its run {entry['processId']}",
+                        hint="rerun with the same line and flags, or give the changed goal a new id (the old run stays as it is)",
                     )
                 continue
             create.append(goal)
