@@ -332,7 +332,7 @@ def _approve_batch(plan, yes: bool, goals: str) -> str:
 
 @benjy_app.command("batch")
 def batch_cmd(
-    goals: str = typer.Argument(..., metavar="GOALS.jsonl", help='One run per line: {"id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model"}; only "goal" is needed.'),
+    goals: str = typer.Argument(..., metavar="GOALS", help='A JSONL file, one run per line: {"id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model"}; only "goal" is needed.'),
     check: str | None = typer.Option(None, "--check", help="The check command of every run without its own (exit 0 = passed)."),
     workspace: str | None = typer.Option(None, "--workspace", "-w", help="The source folder of every run without its own: each run works in a git worktree of it (a git repository) or a copy."),
     recipe: str = typer.Option("benjy-coding", "--recipe", "-r", help="The Benjy recipe of every run without its own."),
@@ -345,7 +345,7 @@ def batch_cmd(
     yes: bool = typer.Option(False, "--yes", "-y", help="Approve the checks and the workers' tools for the whole batch without asking."),
     json_out: bool = typer.Option(False, "--json", help="Batch events as JSON lines on stdout."),
 ) -> None:
-    """Run every goal of GOALS.jsonl as its own Benjy run; a rerun skips what is DONE and resumes the rest.
+    """Run every goal of GOALS (JSONL) as its own Benjy run; a rerun skips what is DONE and resumes the rest.
 
     Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them), 1 a run failed, 130 interrupted.
     """
