@@ -24,9 +24,11 @@ ray = pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def ray_instance():
+    sigterm = signal.getsignal(signal.SIGTERM)  # ray.init installs its own and shutdown leaves it
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+    signal.signal(signal.SIGTERM, sigterm)
 
 
 def _results(stdout):
