@@ -74,6 +74,19 @@ class RunResult:
             return blocked_report(load_state(self.process), self.process.status_reason)
         return None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The run's outcome as one JSON object (`vance benjy run --json` ends a BLOCKED run with it;
+        `vance mcp serve`'s benjy_run returns it): the report, and how to go on when not DONE."""
+        pid, status = self.process.id, self.process.status
+        out: dict[str, Any] = {"type": "report", "process_id": pid, "status": status.value, "text": self.report or ""}
+        if status == Status.BLOCKED:
+            out["question"] = self.question
+            out["next"] = f'vance benjy answer {pid} "YOUR ANSWER"'
+        elif status != Status.DONE:
+            out["reason"] = self.process.status_reason
+            out["next"] = f"vance benjy resume {pid}"
+        return out
+
 
 @dataclass
 class StartedRun:
@@ -143,11 +156,13 @@ class BenjyService:
         allow_exec: bool = False,
         model: str | None = None,
         keep_workspace: bool = False,
+        approved_by: str = "you (vance benjy run)",
     ) -> StartedRun:
         """Validate everything, then create the process with the goal in its inbox, and keep it locked.
 
         Use it as a context manager: ``run(process.id)`` inside the block drives the run under
         the lock ``start`` took; leaving the block releases a run that was not driven.
+        ``approved_by`` names who started it (and so approved its check and its workers' tools).
         """
         from vance_cli.config.recipes import load_recipe
         from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
@@ -178,9 +193,10 @@ class BenjyService:
         )
         process = self.runtime.process_of(loaded, model=model, workspace=ws)
         process.engine_params[OPTIONS_KEY] = options
-        # You typed this run (its check, --allow-exec): its workers' tools are approved once, here.
+        # Whoever started this run (you typed it; an MCP client called benjy_run) approved its check
+        # and --allow-exec: its workers' tools are approved once, here.
         grant_run(
-            process.engine_params, by="you (vance benjy run)",
+            process.engine_params, by=approved_by,
             tools=["file_write", *(["exec_run"] if allow_exec else [])], check=check,
         )
         self.runtime.send(process, goal, save=False)
