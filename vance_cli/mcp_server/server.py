@@ -45,6 +45,7 @@ from vance_cli.config.settings import Settings
 from vance_cli.errors import VanceError
 from vance_cli.events import Event, JournalEvent, TodosUpdated
 from vance_cli.llm.base import ChatModel
+from vance_cli.output.printers import journal_blocks
 from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService, RunResult
 from vance_cli.runtime.runner import Runtime
 from vance_cli.text import json_text
@@ -113,9 +114,9 @@ def todo_line(todos: list[dict[str, Any]]) -> str:
 
 
 class RunProgress:
-    """A run's events as progress messages, in order: the root's todos and the first block of each
-    journal entry (a worker's events stay inside the run). A bus listener must be quick: messages
-    are queued and sent by a task."""
+    """A run's events as progress messages, in order: the root's todos and each record of its
+    journal (a worker's events stay inside the run). A bus listener must be quick: messages are
+    queued and sent by a task."""
 
     def __init__(self, send: Progress | None, root: str) -> None:
         self.send = send
@@ -129,13 +130,14 @@ class RunProgress:
         if event.process_id != self.root:
             return
         if isinstance(event, TodosUpdated):
-            text = todo_line(event.todos)
+            texts = [todo_line(event.todos)]
         elif isinstance(event, JournalEvent):
-            text = event.text.split("\n\n", 1)[0].replace("**", "").strip()
+            texts = [block.replace("**", "").strip() for block in journal_blocks(event.text)]
         else:
             return
-        if text and text != self.last:
-            self.say(text)
+        for text in texts:
+            if text and text != self.last:
+                self.say(text)
 
     def say(self, text: str) -> None:
         self.last = text
