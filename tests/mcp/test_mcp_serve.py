@@ -223,3 +223,47 @@ def test_the_readme_block_for_another_agent_is_json_that_starts_this_server():
     block = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
     server = block["mcpServers"]["vance"]
     assert [server["command"], *server["args"]] == ["vance", "mcp", "serve"]
+
+
+def test_a_cancel_that_finds_no_safe_point_cuts_the_call_and_the_run_stays_resumable(fake_openai, env, monkeypatch, tmp_path):
+    # in process (the server's own object), with a short grace: the interpret call hangs, so no safe
+    # point comes; the cancel then cuts the call as Ctrl+C does, and the file is saved SUSPENDED
+    from vance_cli.cli.common import model_factory
+    from vance_cli.config.context import load_context
+    from vance_cli.mcp_server import server
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(server, "STOP_GRACE", 0.3)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "check.py").write_text(CHECK_PY)
+    fake_openai.enqueue(text="{}", delay=30)
+    said: list[str] = []
+
+    async def progress(count, message):
+        said.append(message)
+
+    async def cancelled() -> float:
+        vance = server.VanceMcp(*load_context(), model_factory)
+        call = asyncio.ensure_future(vance.call("benjy_run", {"goal": "one file", "workspace": str(ws), "check": CHECK}, progress))
+        for _ in range(200):
+            if fake_openai.requests:
+                break
+            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        return time.monotonic() - started
+
+    took = asyncio.run(cancelled())
+    assert took < 10  # the grace, not the model's 30 s
+    pid = said[0].split()[2]
+    info = json.loads(run_cli("benjy", "status", pid, "--json", env=env).stdout)
+    assert (info["status"], info["reason"]) == ("SUSPENDED", "interrupted")
+    assert said[-1].startswith(f"cancelled: run {pid} stopped (SUSPENDED); continue it with: vance benjy resume {pid}")
+    fake_openai.responder = Brain(items=1).reply_body
+    r = run_cli("benjy", "resume", pid, env=env)
+    assert r.returncode == 0, r.stderr
+    assert (ws / "item1.txt").is_file()
