@@ -199,7 +199,7 @@ class VanceMcp:
                 name=t.name,
                 description=t.description,
                 input_schema=t.parameters,
-                annotations=types.ToolAnnotations(read_only_hint=not t.side_effects, open_world_hint=False),
+                annotations=types.ToolAnnotations(read_only_hint=not t.side_effects),
             )
             for t in self.tools.values()
         ]
