@@ -30,7 +30,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("output",),  # printers and the process tree, for cli and demo
     ("doctor",),
     ("tui",),  # the Textual console
-    ("acp",),  # the Agent Client Protocol agent (`vance acp`), over runtime
+    ("acp", "mcp_server"),  # the protocol front ends over runtime: `vance acp` (ACP), `vance mcp serve` (MCP)
     ("demo",),
     ("cli",),  # commands only
     ("entry", "__main__"),

@@ -1,5 +1,5 @@
-"""The event bus -> ACP session updates, in process (the Benjy part is not yet driven end to end
-over stdio): a Benjy run's todo projection is the plan, its journal lines are messages; the
+"""The event bus -> ACP session updates, in process (a Benjy run over stdio, started from a session:
+tests/acp/test_acp_benjy.py): a Benjy run's todo projection is the plan, its journal lines are messages; the
 respond message streams as the model writes it and the final message adds only what is missing."""
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ from tests.helpers import REPO, json_lines, run_cli
 CHECK_PY = "import os, sys\nsys.exit(0 if os.path.isfile('item1.txt') else 1)\n"
 
 
-def _arthur(body):
+def arthur(body):
+    """Arthur, scripted: a request -> process_spawn (with a check); its result -> respond; the report -> relay."""
     messages = body.get("messages") or []
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
     if "You are Arthur" not in system:
@@ -60,7 +61,7 @@ def own_hub_with_commands(vance_home) -> None:
 def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path, vance_home):
     own_hub_with_commands(vance_home)
     brain = Brain(items=1)
-    fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
+    fake_openai.responder = lambda body: arthur(body) or brain.reply_body(body)
     (tmp_path / "work" / "check.py").write_text(CHECK_PY)
     env = {"VANCE_MODEL": "openai/fake-model", "VANCE_API_BASE": fake_openai.url}
     r = run_cli("chat", "-p", "please create item1.txt", "--yes", env=env)
@@ -73,7 +74,7 @@ def test_arthur_starts_benjy_and_reports_its_result(fake_openai, tmp_path, vance
     assert "· CHECK #1: passed" in r.stderr or "CHECK #1: passed" in r.stderr  # the run's progress
     rows = {row["id"]: row for row in json_lines(run_cli("ps", "--json", env=env).stdout)}
     by_engine = {row["engine"]: row for row in rows.values()}
-    arthur, benjy, ford = by_engine["arthur"], by_engine["benjy"], by_engine["ford"]
-    assert (arthur["depth"], benjy["depth"], ford["depth"]) == (0, 1, 2)
-    assert benjy["parent"] == arthur["id"] and ford["parent"] == benjy["id"]
-    assert (arthur["status"], benjy["status"], ford["status"]) == ("BLOCKED", "DONE", "DONE")
+    hub, benjy, ford = by_engine["arthur"], by_engine["benjy"], by_engine["ford"]
+    assert (hub["depth"], benjy["depth"], ford["depth"]) == (0, 1, 2)
+    assert benjy["parent"] == hub["id"] and ford["parent"] == benjy["id"]
+    assert (hub["status"], benjy["status"], ford["status"]) == ("BLOCKED", "DONE", "DONE")

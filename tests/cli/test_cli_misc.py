@@ -38,6 +38,8 @@ PROBE = (
         ["benjy", "batch", "--help"],
         ["benjy", "status", "20260101-000000-abcdef"],
         ["recipes", "validate", "benjy-coding"],
+        ["mcp", "--help"],
+        ["mcp", "serve", "--help"],  # only serving imports the MCP SDK
     ],
 )
 def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):

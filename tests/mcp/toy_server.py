@@ -1,8 +1,10 @@
-"""A small MCP server the tests start over stdio (``python tests/mcp/toy_server.py``), built with the SDK.
+"""A small MCP server the tests start, built with the SDK: over stdio (``python tests/mcp/toy_server.py``)
+or over streamable HTTP on 127.0.0.1 (``python tests/mcp/toy_server.py --http PORT``: ``/mcp``).
 
 Tools: ``lookup`` (read-only: answers from a table), ``note`` (a side effect: appends a line to the
 file ``notes.txt`` in its working directory), ``hang`` (never answers), ``crash`` (the server dies
-mid-call), ``stats`` (structured JSON output).
+mid-call), ``stats`` (structured JSON output), ``header`` (read-only: an HTTP request header the
+call came with, over HTTP).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import os
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
 server = MCPServer("toy")
@@ -53,5 +57,14 @@ def stats(values: list[int]) -> dict:
     return {"count": len(values), "sum": sum(values)}
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def header(name: str, ctx: Context) -> str:
+    """An HTTP header of this call's request ("none" without one)."""
+    return (ctx.headers or {}).get(name.lower(), "none")
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -6,6 +6,10 @@
   the event bus (vance_cli/events.py) is translated to session updates: the growing ``respond``
   message streams as agent message chunks, free model text as thought chunks, tool calls as ACP
   tool calls with their status, a Benjy run's todos as the plan and its journal as messages;
+- a Benjy run starts from a session as it does from `vance chat`: the person asks the chat hub
+  (Arthur, the default recipe), which calls ``process_spawn``; the editor is asked once (goal,
+  recipe, the full check); the run is a worker of the session's process, driven in the same prompt
+  turn, and its report wakes the hub, which relays it;
 - the approval gate's question goes to the client (``session/request_permission``), not a terminal;
 - file writes go through the client's ``fs/write_text_file`` when the client offers it;
 - ``session/cancel`` cancels the drive: the runtime saves the process SUSPENDED, resumable.
@@ -48,6 +52,7 @@ from vance_cli.events import (
     ToolFinished,
     ToolStarted,
 )
+from vance_cli.output.printers import journal_blocks
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.session import ChatSession
 from vance_cli.store.transcript import entries
@@ -112,6 +117,7 @@ class VanceAgent:
         self._shown_calls: set[str] = set()
         self._streamed: dict[str, tuple[int, int]] = {}  # pid -> (model call, characters sent)
         self._said: dict[str, str] = {}  # pid -> the respond text streamed in this turn
+        self._tail: dict[str, str] = {}  # session id -> the last agent message chunk sent
         runtime.stream = True
         runtime.bus.subscribe(self._on_event)
         if hasattr(runtime.approvals, "approver"):
@@ -291,6 +297,12 @@ class VanceAgent:
         if sid is None or self._queue is None:
             return
         for update in self._updates(event):
+            if update.session_update == "agent_message_chunk":
+                text = update.content.text
+                if isinstance(event, JournalEvent) and not self._tail.get(sid, "\n").endswith("\n"):
+                    text = "\n\n" + text  # a run's journal starts its own paragraph after a reply
+                    update = update_agent_message_text(text)
+                self._tail[sid] = text
             self._queue.put_nowait((sid, update))
 
     def _updates(self, event: Event) -> list[Any]:
@@ -344,12 +356,13 @@ class VanceAgent:
         if isinstance(event, TodosUpdated):
             return [update_plan(plan_of(event.todos))]
         if isinstance(event, JournalEvent):
-            # a Benjy run's journal is what the person follows: messages; a chat's journal lines
-            # (corrections, a denied call) are the engine's own notes: thoughts
-            text = event.text.rstrip("\n") + "\n\n"
+            # a Benjy run's journal is what the person follows: messages (its worklist line left
+            # out: the plan shows it); a chat's journal lines (corrections, a denied call) are the
+            # engine's own notes: thoughts
             if root and self.engines.get(pid) != "benjy":
-                return [update_agent_thought_text(text)]
-            return [update_agent_message_text(text)]
+                return [update_agent_thought_text(event.text.rstrip("\n") + "\n\n")]
+            blocks = journal_blocks(event.text.rstrip("\n"))
+            return [update_agent_message_text("\n\n".join(blocks) + "\n\n")] if blocks else []
         return []
 
 

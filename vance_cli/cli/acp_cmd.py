@@ -19,24 +19,20 @@ def register(app: typer.Typer) -> None:
         """Speak ACP on stdin/stdout: an editor's agent panel drives Vance chats (needs vance[acp])."""
         import asyncio
 
-        from vance_cli.cli.common import model_factory, require_text
+        from vance_cli.cli.common import model_factory, needs_sdk, require_text
         from vance_cli.config.context import load_context
-        from vance_cli.errors import ConfigError
         from vance_cli.runtime.approvals import ApprovalGate
         from vance_cli.runtime.runner import Runtime
 
         require_text(recipe, "--recipe")
-        try:
+        with needs_sdk(
+            "acp",
+            "`vance acp` needs the Agent Client Protocol SDK, which is not installed",
+            hint="pip install 'vance-cli[acp]' (vance[acp]; or: pip install agent-client-protocol)",
+        ):
             import acp  # noqa: F401  (the SDK itself: vance_cli.acp.agent may be loaded already)
 
             from vance_cli.acp.agent import serve
-        except ImportError as exc:
-            if exc.name != "acp" and not (exc.name or "").startswith("acp."):
-                raise
-            raise ConfigError(
-                "`vance acp` needs the Agent Client Protocol SDK, which is not installed",
-                hint="pip install 'vance-cli[acp]' (vance[acp]; or: pip install agent-client-protocol)",
-            ) from None
 
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)

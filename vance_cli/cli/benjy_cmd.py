@@ -54,7 +54,7 @@ def _finish(result, json_out: bool) -> int:
     if process.status == Status.BLOCKED:
         report = result.report or ""
         if json_out:
-            emit_json({"type": "report", "process_id": process.id, "status": "BLOCKED", "text": report})
+            emit_json(result.to_dict())
         else:
             print(for_terminal(report.rstrip("\n")), flush=True)  # stdout, as DONE's report
             if result.question:

@@ -3,7 +3,9 @@ or stdin checked, and times as they print them."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 
 MAX_STDIN_BYTES = 16 * 1024 * 1024  # a prompt, a goal or an answer; more is a mistake (`< /dev/zero`)
 MAX_LINE_CHARS = 1024 * 1024  # one line the plain chat reads; more is not typed (`vance chat < /dev/zero`)
@@ -96,3 +98,17 @@ def structure_service(settings, registry=None):
     from vance_cli.structure.service import StructureService
 
     return StructureService(settings, registry=registry, model_factory=lambda name: model_factory(name, settings))
+
+
+@contextlib.contextmanager
+def needs_sdk(package: str, message: str, hint: str) -> Iterator[None]:
+    """An import in the block that misses ``package`` (the SDK of an optional extra: acp, mcp)
+    becomes a ConfigError saying how to install it; any other ImportError is a bug and stays one."""
+    from vance_cli.errors import ConfigError
+
+    try:
+        yield
+    except ImportError as exc:
+        if exc.name != package and not (exc.name or "").startswith(package + "."):
+            raise
+        raise ConfigError(message, hint=hint) from None

@@ -1,4 +1,6 @@
-"""`vance mcp list`: the configured MCP servers, whether each starts here, and its tools."""
+"""`vance mcp list`: the configured MCP servers, whether each starts here, and its tools.
+`vance mcp serve`: Vance's own tools (structure, benjy_run) and named schemas for other agents, as an
+MCP server on stdio (vance_cli/mcp_server/; the SDK is imported only when it serves)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,10 @@ import typer
 
 
 def register(app: typer.Typer) -> None:
-    mcp = typer.Typer(help="MCP servers whose tools recipes add (mcp:NAME/TOOL, mcp:NAME/*).", no_args_is_help=True)
+    mcp = typer.Typer(
+        help="MCP: servers whose tools recipes add (mcp:NAME/TOOL, mcp:NAME/*), and Vance as a server for other agents.",
+        no_args_is_help=True,
+    )
     app.add_typer(mcp, name="mcp")
 
     @mcp.command("list")
@@ -29,6 +34,25 @@ def register(app: typer.Typer) -> None:
             elif not no_start:
                 for line in _tools(server):
                     typer.echo(f"  {line}")
+
+    @mcp.command("serve")
+    def serve() -> None:
+        """Serve structure, benjy_run and the named schemas over MCP on stdin/stdout (needs vance[mcp])."""
+        import asyncio
+
+        from vance_cli.cli.common import model_factory, needs_sdk
+        from vance_cli.config.context import load_context
+
+        with needs_sdk(
+            "mcp",
+            "`vance mcp serve` needs the MCP SDK, which is not installed",
+            hint="pip install 'vance-cli[mcp]' (vance[mcp]; or: pip install mcp)",
+        ):
+            import mcp  # noqa: F401  (the SDK itself: vance_cli.mcp_server may be loaded already)
+
+            from vance_cli.mcp_server.server import serve as serve_mcp
+        scopes, settings = load_context()
+        asyncio.run(serve_mcp(scopes, settings, model_factory))
 
 
 def _tools(server) -> list[str]:

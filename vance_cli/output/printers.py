@@ -98,9 +98,7 @@ class BenjyPrinter:
         root = event.process_id == self.root_id
         if isinstance(event, JournalEvent) and root:
             mark = "!" if event.level != "info" else "·"
-            for block in event.text.split("\n\n"):
-                if block.startswith("**Open:**"):
-                    continue
+            for block in journal_blocks(event.text):
                 self._e(f"{mark} {block.replace('**', '')}")
         elif isinstance(event, TodosUpdated) and root:
             for line in todo_box(event.todos, self.BOX_LINES):
@@ -117,6 +115,12 @@ class BenjyPrinter:
             self._e(f"    · {event.name} {shorten(event.arguments, 70, one_line=True)}")
         elif isinstance(event, ToolFinished) and not root and not event.ok:
             self._e(f"    ✗ {event.name}: {event.summary}")
+
+
+def journal_blocks(text: str) -> list[str]:
+    """The records of a Benjy journal entry a person follows, one block each: its worklist line
+    (``**Open:** ...``) left out, the todos show that."""
+    return [b for b in text.split("\n\n") if b.strip() and not b.startswith("**Open:**")]
 
 
 _TODO_MARK = {"done": "✓", "in_progress": "▸", "failed": "✗", "open": "○"}

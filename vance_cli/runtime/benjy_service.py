@@ -74,6 +74,19 @@ class RunResult:
             return blocked_report(load_state(self.process), self.process.status_reason)
         return None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The run's outcome as one JSON object (`vance benjy run --json` ends a BLOCKED run with it;
+        `vance mcp serve`'s benjy_run returns it): the report, and how to go on when not DONE."""
+        pid, status = self.process.id, self.process.status
+        out: dict[str, Any] = {"type": "report", "process_id": pid, "status": status.value, "text": self.report or ""}
+        if status == Status.BLOCKED:
+            out["question"] = self.question
+            out["next"] = f'vance benjy answer {pid} "YOUR ANSWER"'
+        elif status != Status.DONE:
+            out["reason"] = self.process.status_reason
+            out["next"] = f"vance benjy resume {pid}"
+        return out
+
 
 @dataclass
 class StartedRun:
@@ -151,7 +164,8 @@ class BenjyService:
         Use it as a context manager: ``run(process.id)`` inside the block drives the run under
         the lock ``start`` took; leaving the block releases a run that was not driven.
         ``process_id``: the id to create it under (a batch records it before the file exists; a
-        StoreError if that file exists). ``approved_by``: who approved the run and its tools.
+        StoreError if that file exists). ``approved_by`` names who started it (and so approved its
+        check and its workers' tools).
         """
         from vance_cli.config.recipes import load_recipe
         from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
@@ -184,7 +198,8 @@ class BenjyService:
         if process_id is not None:
             process.id = process_id
         process.engine_params[OPTIONS_KEY] = options
-        # You typed this run (its check, --allow-exec): its workers' tools are approved once, here.
+        # Whoever started this run (you typed it; an MCP client called benjy_run) approved its check
+        # and --allow-exec: its workers' tools are approved once, here.
         grant_run(
             process.engine_params, by=approved_by,
             tools=["file_write", *(["exec_run"] if allow_exec else [])], check=check,

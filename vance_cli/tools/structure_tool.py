@@ -77,6 +77,7 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         schema=args["schema"],
         schemaMode=args.get("schemaMode"),
         maxLoops=int(args.get("maxLoops", 3)),
+        model=args.get("model"),
     )
     try:
         result = await service.run_structured(request)
@@ -87,5 +88,17 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(content=json.dumps(payload, ensure_ascii=False), ok=True, data=payload)
 
 
-def make_tool() -> Tool:
-    return Tool(name=STRUCTURE, description=DESCRIPTION, parameters=PARAMETERS, run=_run)
+MODEL_PARAMETER: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Model string or alias for this call (default: the structure.model setting).",
+}
+
+
+def make_tool(*, with_model: bool = False) -> Tool:
+    """The tool a chat model calls; ``with_model`` adds the ``model`` argument (`vance mcp serve`:
+    the caller may pick the model, as `vance structure --model` does; a chat model may not)."""
+    parameters = PARAMETERS
+    if with_model:
+        parameters = {**PARAMETERS, "properties": {**PARAMETERS["properties"], "model": MODEL_PARAMETER}}
+    return Tool(name=STRUCTURE, description=DESCRIPTION, parameters=parameters, run=_run)
