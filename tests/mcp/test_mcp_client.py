@@ -18,9 +18,9 @@ from vance_cli.tools.base import ToolContext
 TOY = str(Path(__file__).with_name("toy_server.py"))
 
 
-def _server(tmp_path, timeout=10.0):
+def _server(tmp_path, timeout=10.0, **kw):
     return McpServer(name="toy", origin="user", source=tmp_path / "config.toml", command=sys.executable,
-                     args=(TOY,), cwd=str(tmp_path), timeout=timeout)
+                     args=(TOY,), cwd=str(tmp_path), timeout=timeout, **kw)
 
 
 @pytest.fixture(autouse=True)
@@ -61,5 +61,22 @@ def test_a_server_that_cannot_start_is_unavailable(tmp_path):
         with pytest.raises(mcp_client.McpUnavailable) as info:
             await mcp_client.tools_of(broken)
         assert "gone" in str(info.value)
+
+    asyncio.run(go())
+
+
+def test_a_slow_start_is_bounded_by_start_timeout_not_by_the_call_timeout(tmp_path):
+    """A server that takes 2 s to start works with a 1 s call timeout (start_timeout is its own,
+    default 30 s); with start_timeout 1 s it is unavailable, and says which bound it missed."""
+    slow = {"env": (("TOY_START_DELAY", "2"),)}
+
+    async def go():
+        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, timeout=1, **slow))}
+        r = await tools["mcp__toy__lookup"].invoke(json.dumps({"country": "peru"}), ToolContext(workspace=tmp_path))
+        assert r.ok and r.content == "Lima"
+        mcp_client.shutdown()
+        with pytest.raises(mcp_client.McpUnavailable) as info:
+            await mcp_client.tools_of(_server(tmp_path, timeout=1, start_timeout=1, **slow))
+        assert "did not start within 1 s (its start_timeout)" in str(info.value)
 
     asyncio.run(go())

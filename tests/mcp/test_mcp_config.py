@@ -54,6 +54,7 @@ def test_untrusted_project_mcp_settings_are_named_as_ignored(tmp_path):
         ('[mcp.servers.a]\ncommand = "x"\nurl = "http://h"\n', "exactly one of command"),
         ('[mcp.servers.a]\ncommand = "x"\nargs = "x"\n', "list of strings"),
         ('[mcp.servers.a]\ncommand = "x"\ntimeout = 0\n', "above 0"),
+        ('[mcp.servers.a]\ncommand = "x"\nstart_timeout = nan\n', "above 0"),
         ('[mcp.servers.a]\ncommand = "x"\ncmd = "y"\n', "unknown key"),
     ],
 )

@@ -64,6 +64,7 @@ def header(name: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    time.sleep(float(os.environ.get("TOY_START_DELAY", "0")))  # a slow start (a cold `npx`, a loaded machine)
     if sys.argv[1:2] == ["--http"]:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:

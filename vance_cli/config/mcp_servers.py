@@ -22,7 +22,11 @@ from vance_cli.config.trust import project_trusted
 if TYPE_CHECKING:
     from vance_cli.config.scopes import Scopes
 
-DEFAULT_MCP_TIMEOUT = 30.0  # seconds: a server's start, and each call
+DEFAULT_MCP_TIMEOUT = 30.0  # seconds: each call
+# seconds: a server's start (at least its call timeout). Kept apart from the call timeout because a
+# start pays for an interpreter or `npx` and slows down on a loaded machine, while a call that
+# hangs should end soon.
+DEFAULT_MCP_START_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class McpServer:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_MCP_TIMEOUT
+    start_timeout: float = DEFAULT_MCP_START_TIMEOUT
     # None: it may start; else why it does not (and how to change that)
     blocked: str | None = field(default=None, compare=False)
 
@@ -92,6 +97,9 @@ def configured_servers(scopes: Scopes) -> list[McpServer]:
                 url=block.get("url"),
                 headers=tuple(sorted(block.get("headers", {}).items())),
                 timeout=float(block.get("timeout", DEFAULT_MCP_TIMEOUT)),
+                start_timeout=float(
+                    block.get("start_timeout", max(DEFAULT_MCP_START_TIMEOUT, block.get("timeout", 0)))
+                ),
                 blocked=blocked,
             )
             if blocked is None:

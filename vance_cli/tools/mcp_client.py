@@ -49,9 +49,12 @@ class _Connection:
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(ready))
         try:
-            await asyncio.wait_for(asyncio.shield(ready), self.server.timeout)
+            await asyncio.wait_for(asyncio.shield(ready), self.server.start_timeout)
         except TimeoutError:
-            self.dead = f"MCP server {self.server.name} did not start within {self.server.timeout:g} s"
+            self.dead = (
+                f"MCP server {self.server.name} did not start within {self.server.start_timeout:g} s"
+                " (its start_timeout)"
+            )
             self._task.cancel()
             raise McpUnavailable(self.dead) from None
 
@@ -77,7 +80,9 @@ class _Connection:
                 target = streamable_http_client(
                     self.server.url, http_client=httpx2.AsyncClient(headers=dict(self.server.headers))
                 )
-            async with Client(target, read_timeout_seconds=self.server.timeout) as client:
+            # the handshake and the tool list wait as long as a start may take; each call is bounded by
+            # `timeout` in call()
+            async with Client(target, read_timeout_seconds=self.server.start_timeout) as client:
                 self.client = client
                 self.tools = list((await client.list_tools()).tools)
                 ready.set_result(True)
@@ -132,7 +137,7 @@ class Hub:
     async def connect(self, server: McpServer, log: Path | None = None) -> _Connection:
         """The started connection (McpUnavailable when it does not start in its timeout)."""
         fut = asyncio.run_coroutine_threadsafe(self._ensure(server, log), self.loop)
-        return await asyncio.wait_for(asyncio.wrap_future(fut), server.timeout + 5)
+        return await asyncio.wait_for(asyncio.wrap_future(fut), server.start_timeout + 5)
 
     async def call(self, conn: _Connection, tool: str, arguments: dict[str, Any]) -> Any:
         fut = asyncio.run_coroutine_threadsafe(conn.call(tool, arguments), self.loop)
