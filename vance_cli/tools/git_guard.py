@@ -2,17 +2,21 @@
 
 A repository's config (``core.fsmonitor``, ``core.hooksPath``, aliases), its ``commondir`` (which
 points git at another config), a ``.git`` file (``gitdir: ...``) and its hooks run commands in the
-person's next git command there. The sandbox makes the workspace's own ``.git/config`` and hooks
-read-only, but it cannot cover what does not exist yet (a ``commondir``, a hooksPath folder not made
-yet, a repository the command makes in a sub-folder) nor run at all when there is no sandbox. So
-exec_run takes a ``snapshot`` before every command and calls ``restore`` after it (in a
-``finally``): every ``.git`` that is new or replaced is moved aside (a ``.git`` file that was
-replaced is written back), every control file that changed is moved aside and the original written
-back, and every hook file that is new or changed is renamed so git does not run it. Each step is
-named in a note for the tool result (the model tells the person).
+person's next git command there. So does a folder git takes for a repository without any ``.git``
+(a bare one: ``HEAD``, ``objects/``, ``refs/``; ``is_repository``) when git runs in it. The
+sandbox makes the workspace's own ``.git/config`` and hooks read-only, but it cannot cover what
+does not exist yet (a ``commondir``, a hooksPath folder not made yet, a repository the command
+makes in a sub-folder) nor run at all when there is no sandbox. So exec_run takes a ``snapshot``
+before every command and calls ``restore`` after it (in a ``finally``): every ``.git`` that is new
+or replaced is moved aside (a ``.git`` file that was replaced is written back), every new
+repository folder loses its ``HEAD`` (moved aside: git no longer sees a repository there), every
+control file that changed is moved aside and the original written back, and every hook file that
+is new or changed is renamed so git does not run it. Each step is named in a note for the tool
+result (the model tells the person).
 
 Bounded: the walk looks at most ``WALK_LIMIT`` folder entries (a workspace bigger than that is
-checked only as far as the walk got) and never follows a symlink or descends into a ``.git``.
+checked only as far as the walk got) and never follows a symlink or descends into a ``.git`` or a
+repository folder that was there before.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ Ident = tuple[int, int, int] | None  # (device, inode, file type) of an lstat, N
 
 @dataclass
 class GitSnapshot:
-    gits: dict[Path, Ident] = field(default_factory=dict)  # every `.git` entry in the workspace
+    gits: dict[Path, Ident] = field(default_factory=dict)  # every `.git` entry and repository folder
     files: dict[Path, bytes | None] = field(default_factory=dict)  # control files (and .git files)
     hooks: dict[Path, dict[str, Ident]] = field(default_factory=dict)  # hooks folder -> hook files
 
@@ -73,7 +77,17 @@ def _read(path: Path) -> bytes | None:
         return f.read(MAX_CONTROL_BYTES + 1)
 
 
-def _git_entries(root: Path) -> list[Path]:
+def is_repository(names: set[str] | frozenset[str]) -> bool:
+    """A folder holding these names is a repository to git, ``.git`` or not: git's own test
+    (setup.c ``is_git_directory``) is a ``HEAD`` and ``objects/`` and ``refs/``, or a ``commondir``
+    saying where those two are. git run in (or ``-C``) such a folder reads its ``config``."""
+    return "HEAD" in names and (("objects" in names and "refs" in names) or "commondir" in names)
+
+
+def _git_entries(root: Path, known: dict[Path, Ident] | None = None) -> list[Path]:
+    """Every ``.git`` entry and every folder git takes for a repository (``is_repository``). Neither
+    is descended into, except a repository folder that is not in ``known`` as it is now (one the
+    command made: what it holds is new too)."""
     found: list[Path] = []
     stack = [root]
     seen = 0
@@ -83,15 +97,23 @@ def _git_entries(root: Path) -> list[Path]:
             entries = os.scandir(folder)
         except OSError:
             continue
+        names: set[str] = set()
+        subdirs: list[Path] = []
         with entries:
             for entry in entries:
                 seen += 1
                 if seen >= WALK_LIMIT:
                     break
+                names.add(entry.name)
                 if entry.name == ".git":
                     found.append(Path(entry.path))
                 elif entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
+                    subdirs.append(Path(entry.path))
+        if is_repository(names):
+            found.append(folder)
+            if known is None or (folder in known and known[folder] == _ident(folder)):
+                continue
+        stack += subdirs
     return found
 
 
@@ -120,7 +142,8 @@ def _git_dirs(root: Path, entry: Path) -> list[Path]:
 
 
 def snapshot(root: Path) -> GitSnapshot:
-    """Every ``.git`` entry in the workspace and the control files and hooks behind it."""
+    """Every ``.git`` entry and repository folder in the workspace and the control files and hooks
+    behind it."""
     snap = GitSnapshot()
     for entry in _git_entries(root):
         snap.gits[entry] = _ident(entry)
@@ -130,8 +153,8 @@ def snapshot(root: Path) -> GitSnapshot:
             for name in CONTROL_FILES:
                 snap.files[gitdir / name] = _read(gitdir / name)
             folders = [gitdir / "hooks"]
-            if gitdir.parent == entry.parent:  # the work tree's own repository: hooksPath counts from it
-                folders += git_hooks_paths(entry.parent, gitdir / "config")
+            if gitdir == entry:  # a relative hooksPath counts from the work tree (a bare one: itself)
+                folders += git_hooks_paths(entry.parent if entry.name == ".git" else entry, gitdir / "config")
             for folder in folders:
                 if folder.is_relative_to(root) and folder not in snap.hooks:
                     snap.hooks[folder] = _hooks_in(folder)
@@ -165,12 +188,18 @@ def _move(path: Path, stem: str, root: Path) -> str:
 
 def restore(root: Path, before: GitSnapshot) -> str | None:
     """Undo what the command planted (see the module doc); the note for the tool result, or None."""
-    after = snapshot(root)
+    after = {entry: _ident(entry) for entry in _git_entries(root, before.gits)}
     done: list[str] = []
     moved: list[Path] = []
-    for entry, ident in after.gits.items():
+    for entry, ident in after.items():
         same = entry in before.gits and before.gits[entry] == ident
         if same and (entry not in before.files or _read(entry) == before.files[entry]):
+            continue
+        if entry.name != ".git":  # a folder git takes for a repository: without its HEAD it is none
+            shown = "the workspace folder" if entry == root else entry.relative_to(root).as_posix()
+            done.append(f"{shown} was made into a repository git would use: " + _move(entry / "HEAD", "HEAD" + ASIDE, root))
+            if entry in before.gits and entry != root:
+                moved.append(entry)
             continue
         done.append(_move(entry, ".git-made-by-a-command", root))
         moved.append(entry)
@@ -202,7 +231,7 @@ def restore(root: Path, before: GitSnapshot) -> str | None:
     if not done:
         return None
     return (
-        "[the command changed git's control files (config, hooks, .git), which run commands in the "
+        "[the command changed git's control files (config, hooks, .git, a repository), which run commands in the "
         "person's next git command here: " + "; ".join(done) + ". Tell the user; they can check and "
         "put them back]"
     )
