@@ -16,9 +16,10 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.hostile.test_git_planting import _git_status, _own_hub, _repo
+from tests.hostile.test_git_planting import FSMON, _git_status, _own_hub, _repo
 from tests.hostile.test_sandbox_holes import _chat, _script, _tool_results
 from tests.tools.exec_helpers import settings
+from vance_cli.tools import git_guard
 from vance_cli.tools.base import ToolContext, ToolResult
 from vance_cli.tools.registry import builtin_registry
 
@@ -79,3 +80,81 @@ def test_a_bare_repositorys_config_changed_by_a_command_is_put_back(fake_openai,
     subprocess.run(["git", "-C", "store.git", "status"], cwd=work, capture_output=True, timeout=60)
     assert not _pwned(work)
     assert (work / "store.git" / "config").read_text() == config
+
+
+# --------------------------------------------------------------------------- F2 the walk's limit
+
+PLANT_DEEP = f"mkdir -p p/q && git init -q p/q && printf '{FSMON}' > p/q/.git/config"
+
+
+def test_a_repository_planted_after_many_entries_is_still_found(monkeypatch, tmp_path):
+    """The command makes more entries than the walk looks at, then a repository: the check looks
+    where the command changed something first, so the bulk does not hide it."""
+    monkeypatch.setattr(git_guard, "WALK_LIMIT", 1000)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = _exec(ws, f"seq 1 3000 | sed s/^/f/ | xargs touch && {PLANT_DEEP}; echo rc=$?")
+    assert "rc=0" in res.content
+    _git_status(ws / "p" / "q")
+    assert not _pwned(ws)
+    assert (ws / "p" / "q" / ".git-made-by-a-command").is_dir()
+    assert "p/q/.git" in res.content
+
+
+def test_a_check_cut_short_says_what_it_did_not_check(monkeypatch, tmp_path):
+    monkeypatch.setattr(git_guard, "CHANGED_LIMIT", 500, raising=False)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = _exec(ws, f"seq 1 3000 | sed s/^/f/ | xargs touch && {PLANT_DEEP}; echo rc=$?")
+    assert "rc=0" in res.content
+    assert "not fully checked" in res.content
+
+
+def test_a_workspace_bigger_than_the_walk_says_it_was_checked_in_part(monkeypatch, tmp_path):
+    monkeypatch.setattr(git_guard, "WALK_LIMIT", 1000)
+    ws = tmp_path / "ws"
+    (ws / "big").mkdir(parents=True)
+    for n in range(1500):
+        (ws / "big" / f"f{n}").touch()
+    res = _exec(ws, "echo hi")
+    assert "not fully checked" in res.content
+    small = tmp_path / "small"
+    small.mkdir()
+    assert "checked" not in _exec(small, "echo hi").content
+
+
+def test_the_check_never_moves_or_writes_through_a_link_out_of_the_workspace(tmp_path):
+    """The command swaps a nested repository's folder for a link to another repository outside:
+    the check must not put the workspace's config into that one (nor move its config aside)."""
+    other = tmp_path / "other"
+    other.mkdir()
+    _repo(other)
+    subprocess.run(["git", "config", "user.name", "other"], cwd=other, check=True)
+    config = (other / ".git" / "config").read_text()
+    ws = tmp_path / "ws"
+    (ws / "lib").mkdir(parents=True)
+    _repo(ws / "lib")
+    _exec(ws, f"mv lib lib2 && ln -s {other} lib")
+    assert (other / ".git" / "config").read_text() == config
+    assert sorted(p.name for p in (other / ".git").iterdir() if "made-by" in p.name) == []
+
+
+def test_a_repository_planted_in_an_old_folder_with_its_times_set_back_is_found(monkeypatch, tmp_path):
+    """Only folders whose state changed are listed again; a command can set a folder's mtime back
+    but not its ctime."""
+    monkeypatch.setattr(git_guard, "RACY_NS", 0)  # the folders below are seconds old, not minutes
+    ws = tmp_path / "ws"
+    (ws / "a" / "b" / "c").mkdir(parents=True)
+    res = _exec(ws, f"git init -q a/b/c && printf '{FSMON}' > a/b/c/.git/config && touch -d 2001-01-01 a/b/c a/b a .")
+    _git_status(ws / "a" / "b" / "c")
+    assert not _pwned(ws)
+    assert "a/b/c/.git" in res.content
+
+
+def test_work_in_a_repository_that_was_there_is_left_alone(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "lib").mkdir(parents=True)
+    _repo(ws / "lib")
+    res = _exec(ws, "cd lib && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && touch new.txt && echo ok")
+    assert res.content.splitlines()[1:] == ["ok"]
+    assert (ws / "lib" / ".git" / "HEAD").is_file()
