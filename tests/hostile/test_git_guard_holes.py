@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
-from tests.hostile.test_git_planting import FSMON, _git_status, _own_hub, _repo
+import pytest
+
+from tests.hostile.test_git_planting import FSMON, _git_status, _own_hub, _repo, cancel_once_started
 from tests.hostile.test_sandbox_holes import _chat, _script, _tool_results
-from tests.tools.exec_helpers import settings
+from tests.tools.exec_helpers import bwrap_works, gone_soon, settings, sleepers
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import ToolContext, ToolResult
 from vance_cli.tools.registry import builtin_registry
@@ -158,3 +162,54 @@ def test_work_in_a_repository_that_was_there_is_left_alone(tmp_path):
     res = _exec(ws, "cd lib && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x && touch new.txt && echo ok")
     assert res.content.splitlines()[1:] == ["ok"]
     assert (ws / "lib" / ".git" / "HEAD").is_file()
+
+
+# --------------------------------------------------------------------------- F3 detached planters
+
+# Waits, then makes a repository (its config could hold anything) and a marker file.
+PLANTER = "setsid sh -c 'sleep {d}; git init -q late; touch planted' >/dev/null 2>&1 </dev/null &"
+
+
+def _planter(duration: str) -> str:
+    return PLANTER.format(d=duration)
+
+
+@pytest.fixture
+def planters_ended():
+    """After the test: no planter left, whatever happened."""
+    yield
+    for duration in ("1.0731", "1.0732", "1.0733"):
+        for pid in sleepers(duration):
+            os.kill(pid, 9)
+
+
+def _nothing_planted_later(ws: Path, duration: str) -> None:
+    assert gone_soon(duration, within=0.5)
+    time.sleep(2)
+    assert not (ws / "planted").exists() and not (ws / "late").exists()
+
+
+@pytest.mark.parametrize("mode", ["off", "bwrap"])
+def test_a_detached_planter_does_not_outlive_the_command(tmp_path, mode, planters_ended):
+    if mode == "bwrap" and not bwrap_works():
+        pytest.skip("bubblewrap does not work here")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = _exec(ws, _planter("1.0731") + " echo started", mode=mode)
+    assert "started" in res.content
+    _nothing_planted_later(ws, "1.0731")
+
+
+def test_a_detached_planter_does_not_outlive_a_timeout(tmp_path, planters_ended):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = _exec(ws, _planter("1.0732") + " sleep 30", timeout=0.5)
+    assert res.data["timed_out"]
+    _nothing_planted_later(ws, "1.0732")
+
+
+def test_a_detached_planter_does_not_outlive_a_cancelled_call(tmp_path, planters_ended):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    cancel_once_started(ws, _planter("1.0733") + " touch started; sleep 30", ws / "started")
+    _nothing_planted_later(ws, "1.0733")

@@ -167,14 +167,20 @@ def test_a_cancelled_command_still_has_its_plant_undone(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     _repo(ws)
+    plant = "mkdir -p .git/hooks && printf '#!/bin/sh\\nid > PWNED\\n' > .git/hooks/pre-commit && touch planted; sleep 37.3"
+    cancel_once_started(ws, plant, ws / "planted")
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def cancel_once_started(ws: Path, command: str, started: Path) -> None:
+    """Run ``command`` through exec_run (no sandbox) and cancel the call once ``started`` exists."""
     ctx = ToolContext(workspace=ws, settings=settings(VANCE_SANDBOX="off"))
     tool = builtin_registry().get("exec_run")
-    plant = "mkdir -p .git/hooks && printf '#!/bin/sh\\nid > PWNED\\n' > .git/hooks/pre-commit && touch planted; sleep 37.3"
 
     async def run() -> None:
-        task = asyncio.create_task(tool.invoke(json.dumps({"command": plant, "timeout": 30}), ctx))
+        task = asyncio.create_task(tool.invoke(json.dumps({"command": command, "timeout": 30}), ctx))
         for _ in range(500):
-            if (ws / "planted").exists():
+            if started.exists():
                 break
             await asyncio.sleep(0.02)
         task.cancel()
@@ -182,5 +188,4 @@ def test_a_cancelled_command_still_has_its_plant_undone(tmp_path):
             await task
 
     asyncio.run(run())
-    assert (ws / "planted").exists()
-    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert started.exists()
