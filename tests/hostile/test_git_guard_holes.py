@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.test_git_planting import FSMON, _git_status, _own_hub, _repo, cancel_once_started
-from tests.hostile.test_sandbox_holes import _chat, _script, _tool_results
+from tests.hostile.test_git_planting import FSMON, _git_status, _own_hub, _repo, cancel_once_started, file_write_in_a_chat
+from tests.hostile.test_sandbox_holes import _chat, _script, _tool_results, needs_bwrap, outside_tmp  # noqa: F401
 from tests.tools.exec_helpers import bwrap_works, gone_soon, settings, sleepers
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import ToolContext, ToolResult
@@ -213,3 +213,77 @@ def test_a_detached_planter_does_not_outlive_a_cancelled_call(tmp_path, planters
     ws.mkdir()
     cancel_once_started(ws, _planter("1.0733") + " touch started; sleep 30", ws / "started")
     _nothing_planted_later(ws, "1.0733")
+
+
+# --------------------------------------------------------------------------- F4 include targets
+
+INCLUDES = {"include": "[include]\n\tpath = ../tools/git.cfg\n",
+            "includeIf": '[includeIf "gitdir:/"]\n\tpath = ../tools/git.cfg\n'}
+EVIL_CFG = '[core]\n\tfsmonitor = "id > PWNED; false"\n'
+
+
+def _included(work: Path, section: str) -> None:
+    work.mkdir(exist_ok=True)
+    _repo(work)
+    (work / "tools").mkdir()
+    (work / "tools" / "git.cfg").write_text("[user]\n\tname = team\n")
+    with open(work / ".git" / "config", "a") as f:
+        f.write(INCLUDES[section])
+
+
+@pytest.mark.parametrize("section", sorted(INCLUDES))
+def test_file_write_refuses_a_file_the_repositorys_config_includes(fake_openai, vance_home, tmp_path, section):
+    work = tmp_path / "work"
+    _included(work, section)
+    assert subprocess.run(["git", "config", "user.name"], cwd=work, capture_output=True, text=True).stdout == "team\n"
+    result = file_write_in_a_chat(fake_openai, vance_home, work, "tools/git.cfg", EVIL_CFG)
+    _git_status(work)
+    assert not _pwned(work)
+    assert (work / "tools" / "git.cfg").read_text() == "[user]\n\tname = team\n"
+    assert "include" in result
+
+
+def test_file_write_refuses_a_hooks_path_set_in_an_included_file(fake_openai, vance_home, tmp_path):
+    work = tmp_path / "work"
+    _included(work, "include")
+    (work / "tools" / "git.cfg").write_text("[core]\n\thooksPath = tools/hooks\n")
+    result = file_write_in_a_chat(fake_openai, vance_home, work, "tools/hooks/pre-commit", "#!/bin/sh\nid > PWNED\n")
+    assert not (work / "tools" / "hooks" / "pre-commit").exists()
+    assert "core.hooksPath" in result
+
+
+def test_an_included_file_changed_by_a_command_is_put_back(fake_openai, vance_home, tmp_path):
+    work = tmp_path / "work"
+    _included(work, "include")
+    _own_hub(vance_home, fake_openai)
+    _script(fake_openai, ("exec_run", {"command": f"printf '{FSMON}' > tools/git.cfg; echo ok"}))
+    _chat(work, env={"VANCE_SANDBOX": "off"})
+    _git_status(work)
+    assert not _pwned(work)
+    assert (work / "tools" / "git.cfg").read_text() == "[user]\n\tname = team\n"
+    assert "tools/git.cfg" in _tool_results(fake_openai)[0]
+
+
+@needs_bwrap
+def test_an_included_file_is_read_only_in_the_sandbox(fake_openai, outside_tmp):  # noqa: F811
+    home, work = outside_tmp
+    _included(work, "include")
+    _script(fake_openai, ("exec_run", {"command": f"printf '{FSMON}' > tools/git.cfg; echo rc=$?"}))
+    _chat(work)
+    _git_status(work)
+    assert not _pwned(work)
+    assert "rc=1" in _tool_results(fake_openai)[0]  # refused by the sandbox, not undone after
+
+
+def test_included_files_are_found_as_git_finds_them(tmp_path):
+    """Relative to the including file's folder, nested, every includeIf whatever its condition;
+    a loop of includes ends."""
+    from vance_cli.tools.paths import git_include_paths
+
+    work = tmp_path / "work"
+    _included(work, "includeIf")
+    (work / "tools" / "git.cfg").write_text("[include]\n\tpath = more/deeper.cfg ; a comment\n")
+    (work / "tools" / "more").mkdir()
+    (work / "tools" / "more" / "deeper.cfg").write_text('[include]\n\tpath = "../git.cfg"\n')
+    assert git_include_paths(work / ".git" / "config") == [
+        (work / "tools" / "git.cfg").resolve(), (work / "tools" / "more" / "deeper.cfg").resolve()]

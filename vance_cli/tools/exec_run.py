@@ -11,7 +11,8 @@ Inside the sandbox the workspace is writable and the rest of the file system rea
 is private, the command has its own PID namespace (it cannot read Vance's environment through
 ``/proc``), the network is off unless ``exec.network`` or the recipe's ``exec: {network: true}``
 allows it, ``$VANCE_HOME`` and the usual credential files in ``$HOME`` are hidden, and the
-workspace's ``.vance/``, ``.git/hooks`` and ``.git/config`` stay read-only.
+workspace's ``.vance/``, ``.git/hooks`` and ``.git/config`` (and the hooksPath folder and the
+files the config includes) stay read-only.
 
 Without the sandbox the command runs under tools/reaper.py on Linux, so nothing it starts
 (detached or not) outlives it, as in the sandbox's PID namespace: nothing can change the workspace
@@ -35,7 +36,7 @@ from typing import Any
 
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, guarded, resolve_in_workspace, secret_paths
+from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, git_include_paths, guarded, resolve_in_workspace, secret_paths
 
 __all__ = ["HIDDEN_HOME_PATHS", "make_tool"]
 
@@ -210,6 +211,9 @@ def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Pat
             argv += ["--ro-bind", str(path), str(path)]
     for path in git_hooks_paths(root):  # core.hooksPath: git's hooks folder in the work tree
         if path.is_relative_to(root) and path != root and path.is_dir():
+            argv += ["--ro-bind", str(path), str(path)]
+    for path in git_include_paths(root / ".git" / "config"):  # files git reads as part of its config
+        if path.is_relative_to(root) and path.is_file():
             argv += ["--ro-bind", str(path), str(path)]
     for path in hide:
         if root.is_relative_to(path):

@@ -1,8 +1,8 @@
 """Git's control files in a workspace, before and after a command: what a command planted is undone.
 
-A repository's config (``core.fsmonitor``, ``core.hooksPath``, aliases), its ``commondir`` (which
-points git at another config), a ``.git`` file (``gitdir: ...``) and its hooks run commands in the
-person's next git command there. So does a folder git takes for a repository without any ``.git``
+A repository's config (``core.fsmonitor``, ``core.hooksPath``, aliases) and the files it includes
+(``[include]`` / ``[includeIf]`` ``path``), its ``commondir`` (which points git at another config),
+a ``.git`` file (``gitdir: ...``) and its hooks run commands in the person's next git command there. So does a folder git takes for a repository without any ``.git``
 (a bare one: ``HEAD``, ``objects/``, ``refs/``; ``is_repository``) when git runs in it. The
 sandbox makes the workspace's own ``.git/config`` and hooks read-only, but it cannot cover what
 does not exist yet (a ``commondir``, a hooksPath folder not made yet, a repository the command
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vance_cli.store.atomic import atomic_write_bytes
-from vance_cli.tools.paths import git_hooks_paths
+from vance_cli.tools.paths import git_hooks_paths, git_include_paths
 
 # The snapshot lists at most this many folder entries; the check after a command lists at most
 # CHANGED_LIMIT, and only in the folders the command changed or made (making that many entries takes
@@ -276,6 +276,10 @@ def snapshot(root: Path) -> GitSnapshot:
         for gitdir in _git_dirs(root, entry):
             for name in CONTROL_FILES:
                 snap.files[gitdir / name] = _read(gitdir / name)
+            for config in (gitdir / "config", gitdir / "config.worktree"):
+                for included in git_include_paths(config):  # git's config as much as the file itself
+                    if included.is_relative_to(root):
+                        snap.files.setdefault(included, _read(included))
             folders = [gitdir / "hooks"]
             if gitdir == entry:  # a relative hooksPath counts from the work tree (a bare one: itself)
                 folders += git_hooks_paths(entry.parent if entry.name == ".git" else entry, gitdir / "config")
