@@ -146,12 +146,19 @@ def test_file_write_refuses_a_hooks_path_with_an_inline_comment(fake_openai, van
     git_reads = subprocess.run(["git", "config", "core.hooksPath"], cwd=work, capture_output=True, text=True).stdout
     assert git_reads == "tools/hooks\n"
     (work / "tools" / "hooks").mkdir(parents=True)
+    result = file_write_in_a_chat(fake_openai, vance_home, work, "tools/hooks/pre-commit", "#!/bin/sh\nid > pwned\n")
+    assert not (work / "tools" / "hooks" / "pre-commit").exists()
+    assert "core.hooksPath" in result
+
+
+def file_write_in_a_chat(fake_openai, vance_home: Path, work: Path, path: str, content: str) -> str:
+    """The model calls file_write(path, content) in a `vance chat` with the coding recipe in
+    ``work``; the tool result it got back."""
     (vance_home / "config.toml").write_text(f'[model]\ndefault = "openai/m"\napi_base = "{fake_openai.url}"\n')
-    _script(fake_openai, ("file_write", {"path": "tools/hooks/pre-commit", "content": "#!/bin/sh\nid > pwned\n"}))
+    _script(fake_openai, ("file_write", {"path": path, "content": content}))
     r = run_cli("chat", "-p", "help", "--yes", "--recipe", "coding", cwd=work)
     assert r.returncode == 0, r.stderr
-    assert not (work / "tools" / "hooks" / "pre-commit").exists()
-    assert "core.hooksPath" in _tool_results(fake_openai)[0]
+    return _tool_results(fake_openai)[0]
 
 
 @pytest.mark.parametrize(
@@ -167,14 +174,20 @@ def test_a_cancelled_command_still_has_its_plant_undone(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     _repo(ws)
+    plant = "mkdir -p .git/hooks && printf '#!/bin/sh\\nid > PWNED\\n' > .git/hooks/pre-commit && touch planted; sleep 37.3"
+    cancel_once_started(ws, plant, ws / "planted")
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def cancel_once_started(ws: Path, command: str, started: Path) -> None:
+    """Run ``command`` through exec_run (no sandbox) and cancel the call once ``started`` exists."""
     ctx = ToolContext(workspace=ws, settings=settings(VANCE_SANDBOX="off"))
     tool = builtin_registry().get("exec_run")
-    plant = "mkdir -p .git/hooks && printf '#!/bin/sh\\nid > PWNED\\n' > .git/hooks/pre-commit && touch planted; sleep 37.3"
 
     async def run() -> None:
-        task = asyncio.create_task(tool.invoke(json.dumps({"command": plant, "timeout": 30}), ctx))
+        task = asyncio.create_task(tool.invoke(json.dumps({"command": command, "timeout": 30}), ctx))
         for _ in range(500):
-            if (ws / "planted").exists():
+            if started.exists():
                 break
             await asyncio.sleep(0.02)
         task.cancel()
@@ -182,5 +195,4 @@ def test_a_cancelled_command_still_has_its_plant_undone(tmp_path):
             await task
 
     asyncio.run(run())
-    assert (ws / "planted").exists()
-    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert started.exists()

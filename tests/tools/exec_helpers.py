@@ -73,15 +73,3 @@ def gone_soon(duration: str, within: float = 3.0) -> bool:
             return True
         time.sleep(0.02)
     return False
-
-
-def present_soon(duration: str, within: float = 5.0) -> bool:
-    """A detached ``sleep`` may not have exec'd yet when its shell returns: wait for it."""
-    import time
-
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if sleepers(duration):
-            return True
-        time.sleep(0.02)
-    return False

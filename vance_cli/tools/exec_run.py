@@ -11,7 +11,12 @@ Inside the sandbox the workspace is writable and the rest of the file system rea
 is private, the command has its own PID namespace (it cannot read Vance's environment through
 ``/proc``), the network is off unless ``exec.network`` or the recipe's ``exec: {network: true}``
 allows it, ``$VANCE_HOME`` and the usual credential files in ``$HOME`` are hidden, and the
-workspace's ``.vance/``, ``.git/hooks`` and ``.git/config`` stay read-only.
+workspace's ``.vance/``, ``.git/hooks`` and ``.git/config`` (and the hooksPath folder and the
+files the config includes) stay read-only.
+
+Without the sandbox the command runs under tools/reaper.py on Linux, so nothing it starts
+(detached or not) outlives it, as in the sandbox's PID namespace: nothing can change the workspace
+after the git check that follows every command (tools/git_guard.py).
 
 Either way the command's environment is an allow list (:data:`ENV_ALLOW` plus the names in
 ``exec.env``), not Vance's environment minus known key names.
@@ -31,7 +36,7 @@ from typing import Any
 
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, guarded, resolve_in_workspace, secret_paths
+from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, git_include_paths, guarded, resolve_in_workspace, secret_paths
 
 __all__ = ["HIDDEN_HOME_PATHS", "make_tool"]
 
@@ -207,6 +212,9 @@ def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Pat
     for path in git_hooks_paths(root):  # core.hooksPath: git's hooks folder in the work tree
         if path.is_relative_to(root) and path != root and path.is_dir():
             argv += ["--ro-bind", str(path), str(path)]
+    for path in git_include_paths(root / ".git" / "config"):  # files git reads as part of its config
+        if path.is_relative_to(root) and path.is_file():
+            argv += ["--ro-bind", str(path), str(path)]
     for path in hide:
         if root.is_relative_to(path):
             continue
@@ -326,6 +334,50 @@ def _kill_group(pgid: int | None) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
+# Without a sandbox the command runs under tools/reaper.py, a child subreaper: nothing the command
+# starts, detached or not, outlives it (in the sandbox bubblewrap's PID namespace does that). Linux
+# only (prctl); elsewhere background processes that leave the process group survive the command.
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def _reaper_argv(status_fd: int) -> tuple[str, ...]:
+    """The reaper's argv before the command's, or () where it cannot run."""
+    import sys
+
+    if not sys.platform.startswith("linux") or not sys.executable or not REAPER.is_file():
+        return ()
+    return (sys.executable, "-I", "-S", str(REAPER), str(status_fd), f"{DRAIN_GRACE:g}")
+
+
+def _reaper_status(fd: int) -> dict[str, int]:
+    """What the reaper wrote before it exited ({"ended": N, "subreaper": 0|1}), {} if nothing."""
+    os.set_blocking(fd, False)
+    try:
+        text = os.read(fd, 200).decode("ascii", "replace")
+    except OSError:
+        return {}
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.isdigit():
+            out[key] = int(value)
+    return out
+
+
+async def _stop(transport: asyncio.SubprocessTransport, proto: _Collector, reaped: bool) -> None:
+    """End the command and everything it started: the reaper does it on SIGTERM (killing it
+    first would orphan what left the process group); else, or if it does not exit, SIGKILL the
+    process group."""
+    pid = transport.get_pid()
+    if reaped and pid is not None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+        if await _wait(proto.exited, 5.0):
+            return
+    _kill_group(pid)
+    await _wait(proto.exited, 5.0)
+
+
 async def _wait(fut: asyncio.Future[None], seconds: float) -> bool:
     """Wait for `fut` up to `seconds` without cancelling it; True when it finished."""
     try:
@@ -376,9 +428,12 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
     loop = asyncio.get_running_loop()
     buf = _HeadTail(MAX_OUTPUT_CHARS)
-    transport, proto = await loop.subprocess_exec(
+    status_r, status_w = os.pipe()
+    reaper = () if how.sandboxed else _reaper_argv(status_w)
+    spawn = asyncio.ensure_future(loop.subprocess_exec(
         lambda: _Collector(loop, buf),
         *how.prefix,
+        *reaper,
         bash,
         "-c",
         command,
@@ -388,15 +443,33 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         cwd=str(cwd),
         env=env,
         start_new_session=True,  # own process group (and no controlling terminal): killable as a whole
-    )
+        pass_fds=(status_w,) if reaper else (),
+    ))
+    cancelled = False
+    try:
+        # A cancel while it starts must not leave it running unchecked (asyncio would kill only
+        # the reaper): let it start, then end it and check below, then give in to the cancel.
+        while not spawn.done():
+            try:
+                await asyncio.shield(spawn)
+            except asyncio.CancelledError:
+                cancelled = True
+        transport, proto = spawn.result()
+    except BaseException:
+        os.close(status_r)
+        raise
+    finally:
+        os.close(status_w)
     pgid = transport.get_pid()
     timed_out = False
     stragglers = False
+    reaped: dict[str, int] = {}
     try:
+        if cancelled:
+            raise asyncio.CancelledError
         if not await _wait(proto.exited, timeout):
             timed_out = True
-            _kill_group(pgid)
-            await _wait(proto.exited, 5.0)
+            await _stop(transport, proto, bool(reaper))
         # The pipe closes when every holder is gone; background children may still hold it.
         if not await _wait(proto.closed, DRAIN_GRACE):
             stragglers = not timed_out
@@ -404,16 +477,23 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             # A holder that left our group (setsid) cannot be killed from here; stop waiting for it.
             await _wait(proto.closed, DRAIN_GRACE)
     finally:
-        # Cancelled while running: leave nothing behind.
-        if transport.get_returncode() is None:
-            _kill_group(pgid)
-        transport.close()
-        # Here, not after: a cancelled or failed wait must not leave a planted hook or config behind.
         try:
-            git_note = git_guard.restore(root, before)
-        except Exception as exc:  # noqa: BLE001 - the command's result still goes back
-            git_note = (f"[checking git's control files after the command failed ({exc}): tell the user "
-                        "not to run git here before checking .git]")
+            # Cancelled while running: leave nothing behind, and nothing that could plant after
+            # the check below.
+            if transport.get_returncode() is None:
+                await _stop(transport, proto, bool(reaper))
+        finally:
+            transport.close()
+            if reaper:
+                reaped = _reaper_status(status_r)
+            os.close(status_r)
+            # Here, not after: a cancelled or failed wait must not leave a planted hook or config behind.
+            try:
+                git_note = git_guard.restore(root, before)
+            except Exception as exc:  # noqa: BLE001 - the command's result still goes back
+                git_note = (f"[checking git's control files after the command failed ({exc}): tell the user "
+                            "not to run git here before checking .git]")
+    stragglers = stragglers or reaped.get("ended", 0) > 0
 
     code = transport.get_returncode()
     output = buf.text()
@@ -427,7 +507,7 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     }
     if timed_out:
         result = ToolResult.error(
-            f"command timed out after {timeout:g} s and its process group was killed "
+            f"command timed out after {timeout:g} s and it and every process it started were killed "
             f"(raise timeout, max {MAX_TIMEOUT:g} s, or split the work) [{how.note}]. Output so far:\n"
             + (output or "(no output)")
             + ("" if git_note is None else "\n" + git_note)
@@ -439,7 +519,8 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         lines.append(git_note)
     if stragglers:
         lines.append(
-            f"[the command exited but background processes kept its output open; they were killed after {DRAIN_GRACE:g} s]"
+            f"[the command exited but left background processes running; they were ended after {DRAIN_GRACE:g} s "
+            "(nothing a command starts outlives it)]"
         )
     return ToolResult(content="\n".join(lines), ok=code == 0, data=data)
 

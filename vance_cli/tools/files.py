@@ -17,6 +17,7 @@ from vance_cli.store.atomic import atomic_write_bytes
 from vance_cli.text import file_name
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
 from vance_cli.tools.paths import (
+    INCLUDE_PATH,
     PROTECTED_DIRS_WHY,
     display_path,
     guarded,
@@ -439,8 +440,9 @@ def _plan_write(args: dict[str, Any], ctx: ToolContext) -> _Write | ToolResult:
     shown = display_path(root, target)
     guarded = protected_dir(root, target)
     if guarded is not None:
+        where = f"is {PROTECTED_DIRS_WHY[guarded]}" if guarded == INCLUDE_PATH else f"is under {guarded}/, {PROTECTED_DIRS_WHY[guarded]}"
         return ToolResult.error(
-            f"file_write refused: {shown!r} is under {guarded}/, {PROTECTED_DIRS_WHY[guarded]}; "
+            f"file_write refused: {shown!r} {where}; "
             f"the tools may read there but not write. Write elsewhere in the workspace, or ask the "
             f"user to make this change themselves"
         )

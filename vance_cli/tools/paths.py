@@ -92,7 +92,14 @@ PROTECTED_DIRS = {
 
 
 HOOKS_PATH = "core.hooksPath"
-PROTECTED_DIRS_WHY = {**PROTECTED_DIRS, HOOKS_PATH: "git's hooks folder (core.hooksPath in .git/config: its files run at the next commit)"}
+INCLUDE_PATH = "include.path"
+PROTECTED_DIRS_WHY = {
+    **PROTECTED_DIRS,
+    HOOKS_PATH: "git's hooks folder (core.hooksPath in .git/config: its files run at the next commit)",
+    INCLUDE_PATH: "a file git reads as part of .git/config ([include] or [includeIf] path), where "
+    "hooks and commands git runs are set",
+}
+MAX_INCLUDE_DEPTH = 10  # as git's own limit on nested includes
 
 
 def git_config_value(raw: str) -> str:
@@ -124,20 +131,24 @@ def git_config_value(raw: str) -> str:
     return "".join(out).strip()
 
 
-def git_hooks_paths(root: Path, config: Path | None = None) -> list[Path]:
-    """The folders ``core.hooksPath`` in ``config`` (default: the workspace's ``.git/config``)
-    names, resolved (relative values count from the work tree ``root``, as git reads them). Not
-    parsed: includes, the person's own ~/.gitconfig."""
+def _git_config_items(config: Path, depth: int = 0, seen: set[Path] | None = None) -> list[tuple[str, str, str, Path]]:
+    """(section, key, value, file) of every ``key = value`` in a git config file and the files it
+    includes (``[include]`` and every ``[includeIf ...]``, whatever its condition, ``path`` relative
+    to the including file's folder, as git reads them; nested up to ``MAX_INCLUDE_DEPTH``).
+    Section and key casefolded. A file that is missing, unreadable or over 1 MB adds nothing."""
     import re
 
-    config = root / ".git" / "config" if config is None else config
+    seen = set() if seen is None else seen
+    if config in seen or depth > MAX_INCLUDE_DEPTH:
+        return []
+    seen.add(config)
     try:
         if not config.is_file() or config.stat().st_size > 1_000_000:
             return []
         text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    found: list[Path] = []
+    items: list[tuple[str, str, str, Path]] = []
     section = ""
     for line in text.splitlines():
         line = line.strip()
@@ -145,22 +156,58 @@ def git_hooks_paths(root: Path, config: Path | None = None) -> list[Path]:
         if head:
             section = head.group(1).casefold()
             line = line[line.find("]") + 1 :].strip()
-        key = re.match(r"(?i)hookspath\s*=\s*(.*)$", line)
-        if section == "core" and key:
-            value = git_config_value(key.group(1))
-            if value:
-                try:
-                    found.append((root / Path(value).expanduser()).resolve())
-                except (OSError, RuntimeError):
-                    continue
+        key = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*=\s*(.*)$", line)
+        if not key:
+            continue
+        name, value = key.group(1).casefold(), git_config_value(key.group(2))
+        items.append((section, name, value, config))
+        if section in ("include", "includeif") and name == "path" and value:
+            target = _config_path(config.parent, value)
+            if target is not None:
+                items += _git_config_items(target, depth + 1, seen)
+    return items
+
+
+def _config_path(base: Path, value: str) -> Path | None:
+    try:
+        return (base / Path(value).expanduser()).resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def git_hooks_paths(root: Path, config: Path | None = None) -> list[Path]:
+    """The folders ``core.hooksPath`` in ``config`` (default: the workspace's ``.git/config``) or a
+    file it includes names, resolved (relative values count from the work tree ``root``, as git
+    reads them). Not read: the person's own ~/.gitconfig."""
+    config = root / ".git" / "config" if config is None else config
+    found: list[Path] = []
+    for section, key, value, _ in _git_config_items(config):
+        if section == "core" and key == "hookspath" and value:
+            path = _config_path(root, value)
+            if path is not None:
+                found.append(path)
+    return found
+
+
+def git_include_paths(config: Path) -> list[Path]:
+    """The files a git config includes (``[include]`` / ``[includeIf ...]`` ``path``, nested ones
+    too), resolved: git reads them as part of the config, so they are control files as much."""
+    found: list[Path] = []
+    for section, key, value, source in _git_config_items(config):
+        if section in ("include", "includeif") and key == "path" and value:
+            path = _config_path(source.parent, value)
+            if path is not None and path not in found:
+                found.append(path)
     return found
 
 
 def protected_dir(root: Path, target: Path) -> str | None:
-    """The protected folder name (".vance", ".git", HOOKS_PATH) that ``target`` lies in, or None.
+    """The protected folder name (".vance", ".git", HOOKS_PATH) that ``target`` lies in, INCLUDE_PATH
+    when it is a file the workspace's ``.git/config`` includes, or None.
 
     ``target`` is the resolved path, so a symlink into a protected folder is caught too. A
-    ``core.hooksPath`` folder in the work tree is git's hooks as much as ``.git/hooks`` is.
+    ``core.hooksPath`` folder in the work tree is git's hooks as much as ``.git/hooks`` is, and an
+    included file is git's config as much as ``.git/config`` is.
     """
     try:
         parts = target.relative_to(root).parts
@@ -171,6 +218,8 @@ def protected_dir(root: Path, target: Path) -> str | None:
             return part.casefold()
     if any(target == hooks or target.is_relative_to(hooks) for hooks in git_hooks_paths(root)):
         return HOOKS_PATH
+    if target in git_include_paths(root / ".git" / "config"):
+        return INCLUDE_PATH
     return None
 
 
