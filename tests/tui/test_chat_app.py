@@ -142,14 +142,14 @@ async def test_a_worker_started_from_the_chat_runs_its_todos_show_and_its_report
         fake_openai, monkeypatch, vance_home):
     # Not scripted events: Arthur (over the local server) calls process_spawn, the real Benjy run
     # works in the chat's folder, and the console shows its todos, then Arthur's relay of its report.
-    from tests.cli.test_cli_delegation import CHECK_PY, _arthur, own_hub_with_commands
+    from tests.cli.test_cli_delegation import CHECK_PY, arthur, own_hub_with_commands
     from tests.engines.benjy_brain import Brain
     from vance_cli.events import TodosUpdated
     from vance_cli.tui.widgets.todo_box import TodoBox
 
     own_hub_with_commands(vance_home)  # the model's check runs a command: the hub must grant exec_run
     brain = Brain(items=1)
-    fake_openai.responder = lambda body: _arthur(body) or brain.reply_body(body)
+    fake_openai.responder = lambda body: arthur(body) or brain.reply_body(body)
     monkeypatch.setenv("VANCE_API_BASE", fake_openai.url)
     monkeypatch.setenv("VANCE_MODEL", "openai/fake-model")  # the worker's model
     (vance_home.parent / "work" / "check.py").write_text(CHECK_PY)
