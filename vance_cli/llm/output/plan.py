@@ -27,11 +27,12 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
+from vance_cli.llm.output.merge import borrowed_keys
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
 from vance_cli.schema.check import MAX_SCHEMA_DEPTH, json_depth
-from vance_cli.schema.nodes import make_nullable, node_types
+from vance_cli.schema.nodes import make_nullable
 from vance_cli.schema.refs import (
     RESERVED_DEF,
     def_of,
@@ -373,30 +374,15 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
                 required |= r
         return props, required
 
-    def shared(alts: list[Any]) -> list[Any]:
-        """Each alternative as strict mode sent it: an open object alternative also declares the
-        keys its siblings declare, with their schemas (walker._share_properties), so the null a
-        provider had to send for such a key is an injected one there too."""
+    def shared(parent: dict[str, Any], alts: list[Any]) -> list[Any]:
+        """Each alternative as strict mode sent it: one that does not declare a key its siblings
+        declare also declares it, with the schema it gives the key in every case
+        (walker._share_properties; where there is none, strict was off), so the null a provider
+        had to send for such a key is an injected one there too."""
         found = [declared(a)[0] if isinstance(a, dict) else {} for a in alts]
         out: list[Any] = []
-        for i, alt in enumerate(alts):
-            extra = alt.get("additionalProperties") if isinstance(alt, dict) else False
-            types = node_types(alt) if isinstance(alt, dict) else []
-            if (
-                extra is False
-                or not isinstance(alt, dict)
-                or alt.get("unevaluatedProperties") is False
-                or alt.get("patternProperties")
-                or (types and "object" not in types)
-            ):
-                out.append(alt)
-                continue
-            others: dict[str, list[Any]] = {}
-            for j, props in enumerate(found):
-                for name, subs in props.items():
-                    if j != i and name not in found[i]:
-                        others.setdefault(name, []).extend(subs)
-            more = {name: extra if isinstance(extra, dict) else {"anyOf": subs} for name, subs in others.items()}
+        for alt, keys in zip(alts, borrowed_keys(parent, alts, found, target), strict=True):
+            more = {name: cover[0] if len(cover) == 1 else {"anyOf": cover} for name, cover in keys.items() if cover}
             out.append({"allOf": [alt, {"properties": more}]} if more else alt)
         return out
 
@@ -416,7 +402,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         for key in ("anyOf", "oneOf"):
             alts = node.get(key)
             if isinstance(alts, list):
-                for alt, widened in zip(alts, shared(alts), strict=True):
+                for alt, widened in zip(alts, shared(node, alts), strict=True):
                     candidate = strip(_copy(value), widened, depth + 1, seen)
                     if candidate != value and allows(alt, candidate):
                         value = candidate
