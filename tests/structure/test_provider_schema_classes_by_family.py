@@ -316,6 +316,21 @@ CLASSES: dict[str, list[tuple[str, dict, list, list]]] = {
             {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": False},
         ]}, [{"a": 1}, {"b": 2}], [{"a": 1, "b": 2}]),
     ],
+    # Found while checking the README's null rule: the way back kept an injected null because a
+    # `then` branch allows null for the field, though the field's own schema (and `else`) does not.
+    # (An explicit null there is not an invalid instance to try: strict's null for an absent
+    # optional field reads the same, and the way back drops it.)
+    "a null a branch allows, kept where it is invalid": [
+        ("then allows null", {"type": "object", "properties": {"kind": {"enum": ["card", "bank"]}, "note": {"type": "string"}},
+                              "required": ["kind"], "if": {"properties": {"kind": {"const": "card"}}},
+                              "then": {"properties": {"note": {"type": ["string", "null"]}}}},
+         [{"kind": "bank"}, {"kind": "card"}, {"kind": "bank", "note": "n"}], [{"kind": "bank", "note": 5}]),
+        ("else rejects null", {"type": "object", "properties": {"kind": {"enum": ["card", "bank"]}},
+                               "required": ["kind"], "if": {"properties": {"kind": {"const": "card"}}},
+                               "then": {"properties": {"note": {"type": ["string", "null"]}}},
+                               "else": {"properties": {"note": {"type": "string"}}}},
+         [{"kind": "bank"}, {"kind": "card"}, {"kind": "card", "note": None}], [{"kind": "bank", "note": 5}]),
+    ],
     # The issue's real-world shapes (corpus findings).
     "a $ref with siblings, a recursive $ref'd array": [
         ("ref with a description", {"type": "object", "properties": {"a": {"$ref": "#/$defs/A", "description": "x"}},

@@ -282,3 +282,31 @@ def test_downgrade_lines_escape_the_pointers_they_print():
     big = [f"value-{i:04d}-" + "z" * 60 for i in range(300)]
     plan = build_plan({"type": "object", "properties": {"x/y": {"enum": big}}, "required": ["x/y"]}, OPENAI)
     assert any(line.startswith("/properties/x~1y: enum of 300 values") for line in plan.downgrades), plan.downgrades
+
+
+def _pet_union(extra: str) -> dict:
+    from typing import Literal, Union
+
+    from pydantic import BaseModel, ConfigDict, Field, create_model
+
+    config = ConfigDict(extra=extra)
+    cat = create_model("Cat", __config__=config, kind=(Literal["cat"], ...), lives=(int, 9))
+    dog = create_model("Dog", __config__=config, kind=(Literal["dog"], ...), good_boy=(bool, True))
+    pet: type[BaseModel] = create_model("Pet", pet=(Union[cat, dog], Field(discriminator="kind")))  # noqa: UP007
+    return pet.model_json_schema()
+
+
+def test_the_downgrade_lines_fix_keeps_a_pydantic_union_strict():
+    """The reason line's advice holds: the same discriminated union turns strict off with open
+    models and stays strict with extra="forbid" (additionalProperties: false on each alternative)."""
+    open_plan = build_plan(_pet_union("ignore"), OPENAI)
+    assert not open_plan.strict
+    assert "additionalProperties: false on the alternative keeps strict" in open_plan.downgrades[0]
+    assert sendable(open_plan, {"pet": {"kind": "cat", "good_boy": "x"}})
+    closed = _pet_union("forbid")
+    plan = build_plan(closed, OPENAI)
+    assert plan.strict and openai_strict_problems(plan.schema) == []
+    assert sendable(plan, {"pet": {"kind": "dog", "good_boy": False}})
+    reply, _ = provider_reply({"pet": {"kind": "cat"}}, plan.schema, envelope=plan.envelope)
+    assert reply == {"pet": {"kind": "cat", "lives": None}}  # no envelope: the root is an object
+    assert strip_injected_nulls(reply, closed) == {"pet": {"kind": "cat"}}

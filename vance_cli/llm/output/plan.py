@@ -15,7 +15,8 @@ uses it, and the provider schema only decides what the provider can be asked to 
 
 The way back (``strip_injected_nulls``): OpenAI strict makes every property required, so an absent
 optional field comes back as ``null``; that null is dropped again where the caller's schema does
-not admit null for it.
+not accept null for it there, and kept where it does (an absent optional nullable field comes back
+as an explicit null).
 """
 
 from __future__ import annotations
@@ -311,10 +312,13 @@ def _plan(
 
 
 def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
-    """Drop ``null`` values of optional properties whose own schema does not admit null.
+    """Drop the ``null`` of an optional property where the caller's schema does not accept null
+    for it there: none of its schemas admits null, or the object's schema reports the null at
+    that field (its own schema, or a branch that applies, rejects it).
 
     Those are exactly the nulls OpenAI strict mode forces for absent optional fields; a null the
-    caller's schema allows (or a required one) is kept so local validation sees the real output.
+    caller's schema accepts there (or a required one) is kept so local validation sees the real
+    output: an absent optional field whose schema allows null comes back as an explicit null.
     Properties that only ``then``/``else``/``dependentSchemas``/``allOf`` branches declare count
     as declared, because the provider schema declares them too.
     """
@@ -343,6 +347,20 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             return v.is_valid(value)
         except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
             return True
+
+    def rejected_nulls(sub: Any, value: dict[str, Any]) -> set[str]:
+        """The keys of ``value`` whose null ``sub`` rejects where it stands (an error at exactly
+        that field, from its own schema or a branch that applies; not one alternative's)."""
+        allows(sub, value)  # makes the validator
+        try:
+            errors = list(validators[id(sub)].iter_errors(value))
+        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
+            return set()
+        return {
+            e.absolute_path[0]
+            for e in errors
+            if len(e.absolute_path) == 1 and e.instance is None and isinstance(e.absolute_path[0], str)
+        }
 
     def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
         """Property → schemas, and the required names, of a node and what it combines."""
@@ -410,14 +428,22 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         if isinstance(value, dict):
             props, required = declared(node)
             out = {}
+            kept: list[str] = []  # optional nulls some schema of the field allows
             for key, item in value.items():
                 subs = props.get(key)
-                if item is None and subs and key not in required and not any(allows(s, None) for s in subs):
-                    continue
+                if item is None and subs and key not in required:
+                    if not any(allows(s, None) for s in subs):
+                        continue
+                    kept.append(key)
                 if subs and len(subs) == 1:
                     out[key] = strip(item, subs[0], depth + 1, set())
                 else:
                     out[key] = item
+            if kept:
+                # Allowed by one schema of the field (a `then`), rejected where the object stands
+                # (its own schema, the `else` that applies): injected, dropped.
+                rejected = rejected_nulls(node, out)
+                out = {k: v for k, v in out.items() if not (k in kept and k in rejected)}
             value = out
         elif isinstance(value, list):
             prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else []
