@@ -36,6 +36,8 @@ PROBE = (
         ["benjy", "--help"],
         ["benjy", "status", "20260101-000000-abcdef"],
         ["recipes", "validate", "benjy-coding"],
+        ["schemas", "plan", "contact", "--model", "anthropic/claude-sonnet-4-5"],
+        ["schemas", "plan", "contact", "--model", "gtp-4o-mini", "--json"],
     ],
 )
 def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):

@@ -14,7 +14,7 @@ it with a branch's schema forbids the values the cases without that branch allow
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from vance_cli.schema.nodes import asserting, json_equal, json_in, node_types
@@ -30,6 +30,33 @@ KEEP_ANNOTATIONS = ("title", "description")
 def ptr(parts: tuple[str, ...]) -> str:
     """The JSON pointer of a schema location, for downgrade lines ("(root)" for the root)."""
     return json_pointer(parts, "(root)")
+
+
+class Downgrade(str):
+    """One downgrade line, ``"<pointer>: <reason>"``, that keeps its parts: ``pointers`` and
+    ``reason``. A pointer names the place in the caller's schema as the walk met it (its 2020-12
+    form, definitions under ``$defs``; inside an object its allOf parts were merged into, where a
+    part's keyword sits in the merged object); "(root)" is the root, "(schema)" the whole schema.
+    With ``sent`` the pointers are into the provider schema instead (checks made on it: Gemini's
+    enums, OpenAI's limits, refs that do not resolve). A str, so the lines read, compare and
+    serialise as before; ``vance schemas plan`` reads the parts."""
+
+    pointers: tuple[str, ...]
+    reason: str
+    sent: bool
+
+    def __new__(
+        cls, pointers: str | Sequence[str], reason: str, text: str | None = None, *, sent: bool = False
+    ) -> Downgrade:
+        where = (pointers,) if isinstance(pointers, str) else tuple(pointers)
+        line = super().__new__(cls, text if text is not None else f"{', '.join(where)}: {reason}")
+        line.pointers = where
+        line.reason = reason
+        line.sent = sent
+        return line
+
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:  # copy and pickle
+        return (self.pointers, self.reason, str(self)), {"sent": self.sent}
 
 
 def _numbers(a: Any, b: Any) -> bool:
@@ -130,7 +157,7 @@ class Merger:
         self.downgrades: list[str] = []
 
     def note(self, parts: tuple[str, ...], what: str) -> None:
-        line = f"{ptr(parts)}: {what}"
+        line = Downgrade(ptr(parts), what)
         if line not in self.downgrades:
             self.downgrades.append(line)
 

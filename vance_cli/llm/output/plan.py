@@ -28,7 +28,7 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
-from vance_cli.llm.output.merge import borrowed_keys
+from vance_cli.llm.output.merge import Downgrade, borrowed_keys
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
@@ -89,6 +89,9 @@ class ProviderPlan:
     downgrades: list[str] = field(default_factory=list)
     nulls_injected: bool = False
     family: str = "other"
+    # (pointer, reason) where strict was wanted and the schema could not be strict; the first
+    # downgrade line says the same.
+    strict_off: tuple[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -106,7 +109,7 @@ def _is_plain_object(node: Any) -> bool:
 def _fix_unresolvable(provider: dict[str, Any], downgrades: list[str]) -> dict[str, Any]:
     """Replace refs that do not resolve inside the provider schema (external or broken) by `{}`."""
     defs = provider.get("$defs") if isinstance(provider.get("$defs"), dict) else {}
-    bad: list[str] = []
+    bad: dict[str, list[str]] = {}  # ref -> where in the provider schema
 
     def ok(ref: str) -> bool:
         name = def_of(ref)
@@ -115,19 +118,20 @@ def _fix_unresolvable(provider: dict[str, Any], downgrades: list[str]) -> dict[s
     if all(ok(r) for r in refs_in(provider)):
         return provider
 
-    def fix(node: Any) -> Any:
+    def fix(node: Any, here: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
             if isinstance(node.get("$ref"), str) and not ok(node["$ref"]):
-                bad.append(node["$ref"])
-                return {k: fix(v) for k, v in node.items() if k != "$ref"}
-            return {k: (v if k in ("enum", "const") else fix(v)) for k, v in node.items()}
+                bad.setdefault(node["$ref"], []).append(json_pointer(here, "(root)"))
+                return {k: fix(v, here + (k,)) for k, v in node.items() if k != "$ref"}
+            return {k: (v if k in ("enum", "const") else fix(v, here + (k,))) for k, v in node.items()}
         if isinstance(node, list):
-            return [fix(v) for v in node]
+            return [fix(v, here + (str(i),)) for i, v in enumerate(node)]
         return node
 
-    fixed = fix(provider)
-    for ref in dict.fromkeys(bad):
-        downgrades.append(f"$ref {ref}: not resolvable inside the schema; sent unconstrained (checked locally)")
+    fixed = fix(provider, ())
+    for ref, where in bad.items():
+        why = "not resolvable inside the schema; sent unconstrained (checked locally)"
+        downgrades.append(Downgrade(where, f"$ref {ref} {why}", text=f"$ref {ref}: {why}", sent=True))
     return fixed
 
 
@@ -210,8 +214,11 @@ def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, l
     dynamic = any(has_key(n, ("$dynamicRef",)) for n in every)
     if dynamic:
         notes.append(
-            "(schema): $dynamicRef and unevaluatedProperties/unevaluatedItems removed "
-            "(dynamic references are not enforced by the provider; checked locally)"
+            Downgrade(
+                "(schema)",
+                "$dynamicRef and unevaluatedProperties/unevaluatedItems removed "
+                "(dynamic references are not enforced by the provider; checked locally)",
+            )
         )
     body = relax_negations(_as_written(prepared.body, dynamic), "", notes)
     defs = {k: relax_negations(_as_written(v, dynamic), json_pointer(["$defs", k]), notes) for k, v in prepared.defs.items()}
@@ -249,7 +256,7 @@ def build_plan(
             envelope=envelope,
             schema=None,
             response_format={"type": "json_object"} if mode == "json_object" else None,
-            downgrades=[f"(schema): not enforced by the provider ({mode}); checked locally"],
+            downgrades=[Downgrade("(schema)", f"not enforced by the provider ({mode}); checked locally")],
             family=family.name,
         )
 
@@ -260,6 +267,7 @@ def build_plan(
     prepared = prepare_schema(schema)
     want_strict = bool(require_strict and capabilities.strict_json_schema)
     downgrades: list[str] = []
+    strict_off: tuple[str, str] | None = None
     if want_strict:
         why: NotStrict | None = None
         for inline in (True, False):
@@ -278,12 +286,15 @@ def build_plan(
                     break
                 why = exc
         assert why is not None
-        downgrades.append(f"strict output off: {why.where} is {why.why}")
+        downgrades.append(Downgrade(why.where, f"strict output off: {why.why}", text=f"strict output off: {why.where} is {why.why}"))
+        strict_off = (why.where, why.why)
     body, defs, t = transform(prepared, family, False)
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
     provider = family.tidy(provider, downgrades)
     provider = _fix_unresolvable(provider, downgrades)
-    return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
+    plan = _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
+    plan.strict_off = strict_off
+    return plan
 
 
 def _plan(
@@ -460,3 +471,51 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# What `vance schemas plan` shows.
+
+
+def plan_report(plan: ProviderPlan, capabilities: Capabilities, *, model: str, require_strict: bool) -> dict[str, Any]:
+    """The plan as ``vance schemas plan --json`` prints it: the format ("strict json_schema",
+    "json_schema", "json_object" or "prompt"), whether strict is on and, if not, why
+    (``strictOff``: a pointer and a reason), every downgrade as a pointer, where it points ("schema":
+    the caller's, "sent": the provider schema) and a reason (one entry per pointer; the strict-off
+    line is ``strictOff``), and the schema sent (None when the schema travels in the prompt)."""
+    off: dict[str, Any] | None = None
+    if plan.strict_off is not None:
+        off = {"pointer": plan.strict_off[0], "reason": plan.strict_off[1]}
+    elif not plan.strict and plan.mode != "json_schema":
+        off = {
+            "pointer": None,
+            "reason": f"the model takes no json_schema response format, so no schema is sent ({plan.mode}: "
+            "the prompt carries your schema, checked locally)",
+        }
+    elif not plan.strict and not capabilities.strict_json_schema:
+        off = {
+            "pointer": None,
+            "reason": f"the provider of this model (family {capabilities.family}) does not enforce strict schemas "
+            f'(if it does: [models."{model}".capabilities] strict_json_schema = true in config.toml)',
+        }
+    elif not plan.strict and not require_strict:
+        off = {"pointer": None, "reason": "structure.requireProviderStrictOutput is false"}
+    downgrades: list[dict[str, Any]] = []
+    for line in plan.downgrades:
+        if plan.strict_off is not None and line.startswith("strict output off: "):
+            continue
+        pointers = getattr(line, "pointers", None) or ("(schema)",)
+        reason = getattr(line, "reason", line)
+        sent = getattr(line, "sent", False)
+        downgrades += [{"pointer": p, "in": "sent" if sent else "schema", "reason": reason} for p in pointers]
+    return {
+        "model": model,
+        "family": capabilities.family,
+        "rules": plan.family,
+        "format": "strict json_schema" if plan.mode == "json_schema" and plan.strict else plan.mode,
+        "strict": plan.strict,
+        "strictOff": off,
+        "downgrades": downgrades,
+        "envelope": plan.envelope,
+        "schema": plan.schema,
+    }

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Merger, Stack, borrowed_keys, ptr
+from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade, Merger, Stack, borrowed_keys, ptr
 from vance_cli.schema.nodes import (
     ASSERTING,
     LIST_KEYS,
@@ -157,9 +157,8 @@ class Walker(Merger):
         if self.closed:
             closed = sorted(dict.fromkeys(self.closed), key=lambda p: (p != "(root)", p))
             shown = ", ".join(closed[:8]) + (f" and {len(closed) - 8} more" if len(closed) > 8 else "")
-            lines.append(
-                f"{shown}: additionalProperties set to false (keys the schema does not declare are not produced)"
-            )
+            why = "additionalProperties set to false (keys the schema does not declare are not produced)"
+            lines.append(Downgrade(closed, why, text=f"{shown}: {why}"))
         return lines
 
     # -- the walk ---------------------------------------------------------------------------------
@@ -194,10 +193,12 @@ class Walker(Merger):
             folds += more
             if isinstance(node.get("$ref"), str) and len(node) > 1 and not self.family.ref_siblings:
                 node = {"$ref": node["$ref"]}
+        alt_key = "anyOf"  # what the caller called the alternatives (their downgrade pointers)
         if "oneOf" in node and "oneOf" not in sup:
             alts = node.pop("oneOf")
             if "anyOf" not in node and isinstance(alts, list):
                 node["anyOf"] = alts
+                alt_key = "oneOf"
                 self.note(parts, "oneOf relaxed to anyOf (exactly-one checked locally)")
             elif isinstance(alts, list) and isinstance(node.get("anyOf"), list):
                 node, stack, more = self.merge(
@@ -249,7 +250,7 @@ class Walker(Merger):
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
             if spread:
-                return self._distribute(node, spread, parts, stack, folds)
+                return self._distribute(node, spread, parts, stack, folds, alt_key)
         if (
             self.strict
             and self.family.single_types
@@ -348,7 +349,8 @@ class Walker(Merger):
                     self.lost(parts, key)
                     continue
                 if isinstance(value, list):
-                    out[key] = [self.walk(v, parts + (key, str(i)), stack) for i, v in enumerate(value)]
+                    where = alt_key if key == "anyOf" else key
+                    out[key] = [self.walk(v, parts + (where, str(i)), stack) for i, v in enumerate(value)]
             elif key in ONE_KEYS:
                 if key not in sup:
                     self.lost(parts, key)
@@ -439,13 +441,19 @@ class Walker(Merger):
             )
 
     def _distribute(
-        self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: Stack, folds: list[Any]
+        self,
+        node: dict[str, Any],
+        spread: dict[str, Any],
+        parts: tuple[str, ...],
+        stack: Stack,
+        folds: list[Any],
+        alt_key: str = "anyOf",
     ) -> dict[str, Any]:
         """Keywords beside an anyOf, moved into each alternative (exact: A ∧ (B ∨ C) = (A ∧ B) ∨ (A ∧ C))."""
         out: dict[str, Any] = {k: v for k, v in node.items() if k in KEEP_ANNOTATIONS and isinstance(v, str)}
         alts = []
         for i, alt in enumerate(node["anyOf"]):
-            here = parts + ("anyOf", str(i))
+            here = parts + (alt_key, str(i))
             merged, inlined, more = self.merge([spread, alt], here, stack)
             if folds or more:
                 merged = self.fold(merged, folds + more, inlined, here)
