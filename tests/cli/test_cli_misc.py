@@ -40,6 +40,8 @@ PROBE = (
         ["recipes", "validate", "benjy-coding"],
         ["mcp", "--help"],
         ["mcp", "serve", "--help"],  # only serving imports the MCP SDK
+        ["schemas", "plan", "contact", "--model", "anthropic/claude-sonnet-4-5"],
+        ["schemas", "plan", "contact", "--model", "gtp-4o-mini", "--json"],
     ],
 )
 def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):

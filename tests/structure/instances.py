@@ -4,6 +4,12 @@
 every-declared-property variants, each union alternative, enum values, defaults and examples);
 callers keep the ones the caller-side validator accepts. Nothing here decides validity.
 
+``probes(schema, value)`` varies a value: a key the schema declares somewhere (in any branch) set,
+at each object of the value, to a string and to an integer. Where a branch leaves that key open,
+such a value is valid although the key's declared schema says otherwise (``{"a": 1, "b": "x"}``
+for ``oneOf [{a: integer}, {b: integer}]``): the answers a closed strict object that borrowed a
+sibling's schema for the key would forbid.
+
 ``provider_reply(instance, provider_schema)`` is the value a provider holding that schema would
 produce for the same answer: every property the provider schema requires but the instance
 leaves out is ``null`` (strict mode's optional fields), and keys a closed object does not
@@ -57,6 +63,56 @@ def candidates(schema: Any, variants: int = 4) -> list[Any]:
             if not any(value == seen and type(value) is type(seen) for seen in out):
                 out.append(value)
     return out
+
+
+PROBE_VALUES = ("x", 7)
+
+
+def probes(schema: Any, value: Any, limit: int = 24) -> list[Any]:
+    """Up to ``limit`` variants of ``value`` (not all of them valid): at each object of it (to
+    depth 3), each property name the schema declares anywhere set to each of PROBE_VALUES."""
+    names = sorted(declared_names(schema))
+    if not names:
+        return []
+    places: list[tuple[Any, ...]] = []
+    todo: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    while todo:
+        node, path = todo.pop(0)
+        if isinstance(node, dict):
+            places.append(path)
+            todo.extend((v, path + (k,)) for k, v in node.items() if len(path) < 3)
+        elif isinstance(node, list):
+            todo.extend((v, path + (i,)) for i, v in enumerate(node) if len(path) < 3)
+    out: list[Any] = []
+    for path in places:
+        for name in names:
+            for probe in PROBE_VALUES:
+                if len(out) >= limit:
+                    return out
+                variant = copy.deepcopy(value)
+                place = variant
+                for step in path:
+                    place = place[step]
+                if name in place and place[name] == probe:
+                    continue
+                place[name] = probe
+                out.append(variant)
+    return out
+
+
+def declared_names(schema: Any) -> set[str]:
+    """Every property name the schema declares anywhere (properties maps at any depth)."""
+    names: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                names |= set(node["properties"])
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return names
 
 
 class _Give(Exception):

@@ -18,6 +18,10 @@ family, by class:
 - ``modified``: the caller's schema was changed.
 
 A draft-7 file's schemas get ``"$schema": draft-07`` (the suite's files assume their draft).
+Besides its own instances, each case is run with generated valid ones
+(``instances.probes``: a key declared somewhere set to a string or an integer at each object of a
+valid instance, kept where the project's validator accepts it), which reach the answers an
+alternative leaves open although a sibling declares the key.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from tests.structure.instances import provider_reply
+from tests.structure.instances import probes, provider_reply
 from tests.structure.strict_rules import (
     anthropic_problems,
     gemini_problems,
@@ -65,6 +69,13 @@ class Case:
     where: str  # file and group description
     schema: Any
     tests: list[tuple[str, Any, bool]]  # (description, instance, valid)
+    _probes: list[tuple[str, Any, bool]] | None = None
+
+    def with_probes(self) -> list[tuple[str, Any, bool]]:
+        """The tests and the generated valid probes (made once per case, for every family)."""
+        if self._probes is None:
+            self._probes = generated(self.schema, self.tests)
+        return self.tests + self._probes
 
 
 def cases(path: Path) -> list[Case]:
@@ -78,6 +89,30 @@ def cases(path: Path) -> list[Case]:
             continue  # the boolean root is the same in every draft; the 2020-12 file has it
         tests = [(t["description"], t["data"], t["valid"]) for t in group["tests"]]
         out.append(Case(f"{path.parent.name}/{path.name}: {group['description']}", schema, tests))
+    return out
+
+
+def generated(schema: Any, tests: list[tuple[str, Any, bool]]) -> list[tuple[str, Any, bool]]:
+    """Valid probes of the valid instances (instances.probes) the suite does not hold already."""
+    from vance_cli.errors import InvalidSchema
+    from vance_cli.schema.check import check_schema
+    from vance_cli.schema.reasons import make_validator
+
+    root = schema if isinstance(schema, dict) else {"allOf": [schema]}
+    try:
+        check_schema(root)
+        validator = make_validator(root)
+        valid = [t[1] for t in tests if t[2] and validator.is_valid(t[1])]
+    except (InvalidSchema, Exception):  # noqa: BLE001 - refused or unusable: run_case reports it
+        return []
+    seen = [json.dumps(t[1], sort_keys=True) for t in tests]
+    out: list[tuple[str, Any, bool]] = []
+    for value in valid:
+        for probe in probes(root, value):
+            text = json.dumps(probe, sort_keys=True)
+            if text not in seen and validator.is_valid(probe):
+                seen.append(text)
+                out.append((f"probe {text[:60]}", probe, True))
     return out
 
 
@@ -285,7 +320,7 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
         except Exception as exc:  # noqa: BLE001 - a provider schema whose refs do not resolve
             raise _Unusable(f"{type(exc).__name__}: {str(exc)[:160]}") from None
 
-    for desc, instance, _valid in case.tests:
+    for desc, instance, _valid in case.with_probes():
         try:
             valid = caller.is_valid(instance)  # the project's validator (it asserts formats)
         except Exception:  # noqa: BLE001

@@ -243,6 +243,38 @@ def test_injected_nulls_are_stripped_but_allowed_nulls_stay():
     assert out == {"b": None, "c": None, "nested": {}, "items": [{}, {"y": 2}]}
 
 
+def test_an_injected_null_a_branch_rejects_is_dropped_even_where_another_branch_allows_null():
+    # "note" is a string; only where `then` applies it may also be null. The provider schema (one
+    # closed object) makes it required and nullable, so the model sends null for a note it leaves
+    # out. For a bank that null was kept because the `then` branch's schema allows null, and the
+    # answer came back invalid, so the correction loop could never end (no reply passes).
+    schema = {
+        "type": "object",
+        "properties": {"kind": {"enum": ["card", "bank"]}, "note": {"type": "string"}},
+        "required": ["kind"],
+        "if": {"properties": {"kind": {"const": "card"}}},
+        "then": {"properties": {"note": {"type": ["string", "null"]}}},
+    }
+    plan = build_plan(schema, OPENAI, allow_need=False)
+    assert plan.strict and plan.nulls_injected
+    for kind in ("bank", "card"):
+        assert strip_injected_nulls({"kind": kind, "note": None}, schema) == {"kind": kind}
+    # A null the schema accepts there stays (an absent optional nullable field comes back as null).
+    nullable = {**schema, "properties": {**schema["properties"], "note": {"type": ["string", "null"]}}}
+    assert strip_injected_nulls({"kind": "bank", "note": None}, nullable) == {"kind": "bank", "note": None}
+
+
+@pytest.mark.parametrize("caps", [ANTHROPIC.model_copy(update={"strict_json_schema": True}), GEMINI], ids=["anthropic-strict", "gemini"])
+def test_families_that_keep_optional_fields_optional_add_and_drop_no_null(caps):
+    """The README's null rule: only OpenAI's strict rules make every property required."""
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}
+    plan = build_plan(schema, caps, allow_need=False)
+    assert plan.nulls_injected is False
+    sent = plan.schema["properties"]["result"] if plan.envelope else plan.schema
+    assert sent["required"] == ["a"] and sent["properties"]["b"] == {"type": "integer"}
+    assert build_plan(schema, OPENAI, allow_need=False).nulls_injected is True
+
+
 def test_null_stripping_follows_ref_cycles_only_once_per_level():
     # Used to branch exponentially: each anyOf alternative re-entered the root.
     schema = {"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"type": "object", "properties": {"a": {"type": "string"}}}]}

@@ -157,12 +157,20 @@ IF_THEN_ELSE = {
 
 @pytest.mark.parametrize("caps", [OPENAI, ANTHROPIC.model_copy(update={"strict_json_schema": True})], ids=["openai", "anthropic"])
 def test_properties_of_if_then_else_stay_declared(caps):
+    # "number" is declared by `then` only: where `else` applies it may hold any value, which a
+    # closed strict object could not hold ({"kind": "bank", "iban": "DE00", "number": 5}).
     plan = build_plan(IF_THEN_ELSE, caps, allow_need=True)
+    assert plan.strict is False
+    assert plan.downgrades[0].startswith("strict output off: (root) is an object that allows any value for 'number'")
+    round_trips(IF_THEN_ELSE, plan, {"kind": "bank", "iban": "DE00", "number": 5})
+    # With a schema for every other key, strict holds and the branches' keys stay declared.
+    closed = {**IF_THEN_ELSE, "additionalProperties": {"type": "string"}}
+    plan = build_plan(closed, caps, allow_need=True)
     assert plan.strict is True
     assert {"kind", "number", "iban"} <= set(target(plan)["properties"])
     assert "(root): then removed (not enforced by" in "\n".join(plan.downgrades)
-    round_trips(IF_THEN_ELSE, plan, {"kind": "card", "number": "1234"})
-    round_trips(IF_THEN_ELSE, plan, {"kind": "bank", "iban": "DE00"})
+    round_trips(closed, plan, {"kind": "card", "number": "1234"})
+    round_trips(closed, plan, {"kind": "bank", "iban": "DE00", "number": "5"})
 
 
 def test_allof_with_a_ref_is_merged():
@@ -183,13 +191,35 @@ def test_dependent_schemas_keep_their_properties():
         "properties": {"card": {"type": "string"}},
         "dependentSchemas": {"card": {"properties": {"billing": {"type": "string"}}, "required": ["billing"]}},
     }
+    # Without "card", "billing" may hold any value: strict off rather than a closed object that
+    # gives it the dependent schema's string.
     plan = build_plan(schema, OPENAI, allow_need=True)
+    assert plan.strict is False and "any value for 'billing'" in plan.downgrades[0]
+    round_trips(schema, plan, {"billing": 5})
+    closed = {**schema, "additionalProperties": {"type": "string"}}
+    plan = build_plan(closed, OPENAI, allow_need=True)
     strict_ok(plan)
     assert "billing" in target(plan)["properties"]
-    round_trips(schema, plan, {"card": "4111", "billing": "Main St"})
+    round_trips(closed, plan, {"card": "4111", "billing": "Main St"})
 
 
 def test_anyof_beside_properties_is_distributed_into_the_alternatives():
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "email": {"type": "string"}, "phone": {"type": "string"}},
+        "required": ["name"],
+        "anyOf": [{"required": ["email"]}, {"required": ["phone"]}],
+    }
+    plan = build_plan(schema, OPENAI, allow_need=True)
+    strict_ok(plan)
+    round_trips(schema, plan, {"name": "a", "email": "e"})
+    round_trips(schema, plan, {"name": "a", "phone": "p"})
+    round_trips(schema, plan, {"name": "a", "email": "e", "phone": "p"})
+
+
+def test_alternatives_that_declare_their_own_keys_beside_properties_turn_strict_off():
+    # The first alternative leaves "phone" open: {"name": "a", "email": "e", "phone": 5} is valid,
+    # and a strict schema could only give "phone" the second alternative's string there.
     schema = {
         "type": "object",
         "properties": {"name": {"type": "string"}},
@@ -197,8 +227,8 @@ def test_anyof_beside_properties_is_distributed_into_the_alternatives():
         "anyOf": [{"properties": {"email": {"type": "string"}}, "required": ["email"]}, {"properties": {"phone": {"type": "string"}}, "required": ["phone"]}],
     }
     plan = build_plan(schema, OPENAI, allow_need=True)
-    strict_ok(plan)
-    round_trips(schema, plan, {"name": "a", "email": "e"})
+    assert plan.strict is False and "alternative 0 allows any value for 'phone'" in plan.downgrades[0]
+    round_trips(schema, plan, {"name": "a", "email": "e", "phone": 5})
     round_trips(schema, plan, {"name": "a", "phone": "p"})
 
 
@@ -216,11 +246,18 @@ def test_draft7_dependencies_are_honoured_not_ignored():
     assert error_lines(schema, {"a": 1}) != []  # b is required when a is present
     assert error_lines(schema, {"c": "x"}) != []  # d is required when c is present
     plan = build_plan(schema, OPENAI, allow_need=True)
-    strict_ok(plan)
+    # Without "c", "d" may hold any value ({"d": 5}): not strict (a closed object would give "d"
+    # the dependency's string), and the dependencies are checked locally.
+    assert plan.strict is False and "any value for 'd'" in plan.downgrades[0]
     joined = "\n".join(plan.downgrades)
     assert "dependentRequired removed" in joined and "dependentSchemas removed" in joined
-    assert "d" in target(plan)["properties"]
     round_trips(schema, plan, {"a": 1, "b": 2, "c": "x", "d": "y"})
+    round_trips(schema, plan, {"d": 5})
+    closed = {**schema, "additionalProperties": {"type": "string"}}
+    plan = build_plan(closed, OPENAI, allow_need=True)
+    strict_ok(plan)
+    assert "d" in target(plan)["properties"]
+    round_trips(closed, plan, {"a": 1, "b": 2, "c": "x", "d": "y"})
 
 
 def test_draft4_schemas_are_checked_and_validated_as_draft4():

@@ -259,6 +259,78 @@ CLASSES: dict[str, list[tuple[str, dict, list, list]]] = {
         ("a false pattern", {"type": "object", "properties": {"a": {"type": "string"}}, "patternProperties": {"^x-": False}},
          [{"a": "s"}], [{"x-1": "s"}]),
     ],
+    # Found after the issue: a key one part declares, borrowed with that part's schema into a
+    # strict object (an open sibling alternative, or the object beside a removed conditional
+    # branch) that allows it any value: closed, that object forbade the valid answers whose value
+    # only the open part allows. Strict goes off there; where the open part itself gives the key
+    # a schema (additionalProperties, both then and else), the borrowed schema is exact and
+    # strict stays on.
+    "an open part borrowing a key another part declares": [
+        ("oneOf", {"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]},
+        ]}, [{"a": 1, "b": "x"}, {"a": 1}, {"b": 2}], [{"a": 1, "b": 2}, {}]),
+        ("anyOf", {"anyOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}},
+            {"type": "object", "properties": {"b": {"type": "integer"}}},
+        ]}, [{"a": 1, "b": "x"}, {"a": "x", "b": 2}, {"a": 1, "b": 2}], [{"a": "x", "b": "y"}]),
+        ("overlapping keys", {"anyOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a"]},
+            {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+        ]}, [{"a": "s", "b": "x"}, {"a": 1, "b": 2}], [{"a": 1, "b": "x"}]),
+        ("discriminated union", {"oneOf": [
+            {"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind", "x"]},
+            {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind", "y"]},
+        ]}, [{"kind": "a", "x": 1, "y": 5}, {"kind": "b", "y": "s"}], [{"kind": "a", "x": "s"}]),
+        ("in a property", {"type": "object", "required": ["p"], "properties": {"p": {"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]},
+        ]}}}, [{"p": {"a": 1, "b": "x"}}], [{"p": {"a": 1, "b": 2}}]),
+        ("through refs", {"anyOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/B"}], "$defs": {
+            "A": {"type": "object", "properties": {"a": {"type": "integer"}}},
+            "B": {"type": "object", "properties": {"b": {"type": "integer"}}},
+        }}, [{"a": 1, "b": "x"}], [{"a": "x", "b": "y"}]),
+        ("then without else", {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+                               "if": {"properties": {"a": {"const": 1}}},
+                               "then": {"properties": {"b": {"type": "integer"}}}},
+         [{"a": 2, "b": "x"}, {"a": 1, "b": 2}], [{"a": 1, "b": "x"}]),
+        ("dependentSchemas", {"type": "object", "properties": {"a": {"type": "integer"}},
+                              "dependentSchemas": {"c": {"properties": {"b": {"type": "integer"}}}}},
+         [{"a": 2, "b": "x"}, {"c": 1, "b": 2}], [{"c": 1, "b": "x"}]),
+        ("an anyOf part left unmerged", {"type": "object", "properties": {"c": {"type": "integer"}}, "allOf": [
+            {"anyOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"b": {"type": "integer"}}}]},
+            {"anyOf": [{"properties": {"c": {"type": "integer"}}}, {"properties": {"d": {"type": "integer"}}}]},
+        ]}, [{"a": 1, "b": "x"}, {"a": 1, "b": 2, "c": 3, "d": 4}], [{"c": "x"}]),
+        # Exact borrowing: strict stays on (asserted in test_provider_schema_suite_classes.py).
+        ("additionalProperties schema", {"anyOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "string"}},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": False},
+        ]}, [{"a": 1, "b": "x"}, {"b": 2}], [{"a": 1, "b": 2}]),
+        ("then and else", {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+                           "if": {"properties": {"a": {"const": 1}}},
+                           "then": {"properties": {"b": {"type": "integer"}}},
+                           "else": {"properties": {"b": {"type": "string"}}}},
+         [{"a": 2, "b": "x"}, {"a": 1, "b": 2}], [{"a": 1, "b": "x"}, {"a": 2, "b": 2}]),
+        ("closed alternatives", {"anyOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+            {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": False},
+        ]}, [{"a": 1}, {"b": 2}], [{"a": 1, "b": 2}]),
+    ],
+    # Found while checking the README's null rule: the way back kept an injected null because a
+    # `then` branch allows null for the field, though the field's own schema (and `else`) does not.
+    # (An explicit null there is not an invalid instance to try: strict's null for an absent
+    # optional field reads the same, and the way back drops it.)
+    "a null a branch allows, kept where it is invalid": [
+        ("then allows null", {"type": "object", "properties": {"kind": {"enum": ["card", "bank"]}, "note": {"type": "string"}},
+                              "required": ["kind"], "if": {"properties": {"kind": {"const": "card"}}},
+                              "then": {"properties": {"note": {"type": ["string", "null"]}}}},
+         [{"kind": "bank"}, {"kind": "card"}, {"kind": "bank", "note": "n"}], [{"kind": "bank", "note": 5}]),
+        ("else rejects null", {"type": "object", "properties": {"kind": {"enum": ["card", "bank"]}},
+                               "required": ["kind"], "if": {"properties": {"kind": {"const": "card"}}},
+                               "then": {"properties": {"note": {"type": ["string", "null"]}}},
+                               "else": {"properties": {"note": {"type": "string"}}}},
+         [{"kind": "bank"}, {"kind": "card"}, {"kind": "card", "note": None}], [{"kind": "bank", "note": 5}]),
+    ],
     # The issue's real-world shapes (corpus findings).
     "a $ref with siblings, a recursive $ref'd array": [
         ("ref with a description", {"type": "object", "properties": {"a": {"$ref": "#/$defs/A", "description": "x"}},

@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
-from tests.structure.instances import candidates, provider_reply
+from tests.structure.instances import candidates, probes, provider_reply
 from tests.structure.strict_rules import openai_strict_problems, wellformed_problems
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
@@ -120,7 +120,8 @@ def test_null_stripping_never_crashes(schema, data):
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(schema=schemas, caps=st.sampled_from(CAPS), allow_need=st.booleans())
 def test_no_provider_schema_excludes_a_valid_answer(schema, caps, allow_need):
-    """Every value the caller's schema accepts passes the provider schema, in a provider's shape."""
+    """Every value the caller's schema accepts passes the provider schema, in a provider's shape
+    (generated values and probes of them: instances.probes)."""
     from vance_cli.schema.check import check_schema
     from vance_cli.schema.reasons import make_validator
     from vance_cli.structure.errors import InvalidSchema
@@ -132,7 +133,10 @@ def test_no_provider_schema_excludes_a_valid_answer(schema, caps, allow_need):
         assume(False)
     try:
         caller = make_validator(schema)
-        values = [v for v in candidates(schema) if caller.is_valid(v)]
+        made = candidates(schema)
+        # and probes: a key some branch declares, with a value another branch leaves it free to take
+        made += [p for v in made[:4] for p in probes(schema, v, limit=8)]
+        values = [v for v in made if caller.is_valid(v)]
     except Exception:  # noqa: BLE001 - a generated schema the validator cannot use (e.g. a remote ref)
         return
     plan = build_plan(schema, caps, allow_need=allow_need, name="prop")

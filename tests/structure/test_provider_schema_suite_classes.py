@@ -46,15 +46,46 @@ def test_anyof_alternatives_can_combine_keys_declared_in_different_alternatives(
         {"type": "object", "properties": {"b": {"type": "integer"}}},
     ]}
     plan = build_plan(schema, OPENAI)
-    assert plan.strict and openai_strict_problems(plan.schema) == []
     assert sendable(plan, {"a": 1, "b": 2})
-    reply, _ = provider_reply({"a": 1}, plan.schema, envelope=plan.envelope)
-    assert strip_injected_nulls(reply["result"], schema) == {"a": 1}
-    # The empty answer: the provider had to send a null for "a" and for "b" (which the first
-    # alternative declares only because its sibling does); both nulls are injected ones.
-    reply, _ = provider_reply({}, plan.schema, envelope=plan.envelope)
-    assert reply["result"] == {"a": None, "b": None}
-    assert strip_injected_nulls(reply["result"], schema) == {}
+    # Valid under the first alternative alone (it leaves "b" open): a strict schema could only
+    # give "b" the second alternative's integer there, so strict is off (see the oneOf test).
+    assert sendable(plan, {"a": 1, "b": "x"})
+    assert plan.strict is False
+
+
+ONE_OF = {"oneOf": [
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+    {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]},
+]}
+
+
+@pytest.mark.parametrize("family", ["openai", "anthropic+strict", "gemini+strict", "other+strict"])
+def test_an_open_alternative_that_would_borrow_a_siblings_key_turns_strict_off(family):
+    """{"a": 1, "b": "x"} is valid (only the first alternative matches: the second fails on b's
+    type), but a strict schema closes each alternative, so the first one could only declare "b"
+    with its sibling's integer: every strict provider schema forbade that answer."""
+    assert Draft202012Validator(ONE_OF).is_valid({"a": 1, "b": "x"})
+    plan = build_plan(ONE_OF, FAMILIES[family], allow_need=True)
+    assert plan.strict is False
+    assert plan.downgrades[0] == (
+        "strict output off: (root) is an anyOf/oneOf whose alternative 0 allows any value for 'b', "
+        "which another alternative declares (closed by strict mode, it could only give 'b' that schema, "
+        "forbidding valid answers; additionalProperties: false on the alternative keeps strict)"
+    )
+    assert sendable(plan, {"a": 1, "b": "x"}) and sendable(plan, {"b": 2, "a": [1]})
+
+
+@pytest.mark.parametrize("schema, where, key", [
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "if": {"properties": {"a": {"const": 1}}},
+      "then": {"properties": {"b": {"type": "integer"}}}}, "(root)", "b"),
+    ({"type": "object", "properties": {"p": {"type": "object", "properties": {"a": {"type": "integer"}},
+                                             "dependentSchemas": {"c": {"properties": {"b": {"type": "integer"}}}}}}},
+     "/properties/p", "b"),
+])
+def test_a_key_only_a_conditional_branch_declares_turns_strict_off(schema, where, key):
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict is False
+    assert plan.downgrades[0].startswith(f"strict output off: {where} is an object that allows any value for {key!r}")
 
 
 def test_an_alternative_with_an_additional_properties_schema_gives_sibling_keys_that_schema():
@@ -65,6 +96,26 @@ def test_an_alternative_with_an_additional_properties_schema_gives_sibling_keys_
     plan = build_plan(schema, OPENAI)
     assert plan.strict
     assert sendable(plan, {"a": 1, "b": "text"})  # valid under the first alternative only
+    assert not sendable(plan, {"a": 1, "b": 2})  # invalid: the first gives b a string, the second is closed
+    reply, _ = provider_reply({"a": 1}, plan.schema, envelope=plan.envelope)
+    assert strip_injected_nulls(reply["result"], schema) == {"a": 1}
+
+
+@pytest.mark.parametrize("schema, value", [
+    # then and else both declare "b": one of them always applies, so it always has a schema.
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+      "if": {"properties": {"a": {"const": 1}}}, "then": {"properties": {"b": {"type": "integer"}}},
+      "else": {"properties": {"b": {"type": "string"}}}}, {"a": 2, "b": "x"}),
+    # Closed alternatives borrow nothing.
+    ({"anyOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": False},
+                {"type": "object", "properties": {"b": {"type": "integer"}}, "additionalProperties": False}]}, {"b": 2}),
+    # A sibling that is no object borrows nothing.
+    ({"anyOf": [{"type": "string"}, {"type": "object", "properties": {"b": {"type": "integer"}}}]}, {"b": 2}),
+])
+def test_strict_stays_on_where_every_key_has_a_schema_in_every_case(schema, value):
+    plan = build_plan(schema, OPENAI)
+    assert plan.strict and openai_strict_problems(plan.schema) == []
+    assert sendable(plan, value)
 
 
 def test_anthropic_strict_merges_allof_instead_of_closing_each_part():
@@ -231,3 +282,31 @@ def test_downgrade_lines_escape_the_pointers_they_print():
     big = [f"value-{i:04d}-" + "z" * 60 for i in range(300)]
     plan = build_plan({"type": "object", "properties": {"x/y": {"enum": big}}, "required": ["x/y"]}, OPENAI)
     assert any(line.startswith("/properties/x~1y: enum of 300 values") for line in plan.downgrades), plan.downgrades
+
+
+def _pet_union(extra: str) -> dict:
+    from typing import Literal, Union
+
+    from pydantic import BaseModel, ConfigDict, Field, create_model
+
+    config = ConfigDict(extra=extra)
+    cat = create_model("Cat", __config__=config, kind=(Literal["cat"], ...), lives=(int, 9))
+    dog = create_model("Dog", __config__=config, kind=(Literal["dog"], ...), good_boy=(bool, True))
+    pet: type[BaseModel] = create_model("Pet", pet=(Union[cat, dog], Field(discriminator="kind")))  # noqa: UP007
+    return pet.model_json_schema()
+
+
+def test_the_downgrade_lines_fix_keeps_a_pydantic_union_strict():
+    """The reason line's advice holds: the same discriminated union turns strict off with open
+    models and stays strict with extra="forbid" (additionalProperties: false on each alternative)."""
+    open_plan = build_plan(_pet_union("ignore"), OPENAI)
+    assert not open_plan.strict
+    assert "additionalProperties: false on the alternative keeps strict" in open_plan.downgrades[0]
+    assert sendable(open_plan, {"pet": {"kind": "cat", "good_boy": "x"}})
+    closed = _pet_union("forbid")
+    plan = build_plan(closed, OPENAI)
+    assert plan.strict and openai_strict_problems(plan.schema) == []
+    assert sendable(plan, {"pet": {"kind": "dog", "good_boy": False}})
+    reply, _ = provider_reply({"pet": {"kind": "cat"}}, plan.schema, envelope=plan.envelope)
+    assert reply == {"pet": {"kind": "cat", "lives": None}}  # no envelope: the root is an object
+    assert strip_injected_nulls(reply, closed) == {"pet": {"kind": "cat"}}

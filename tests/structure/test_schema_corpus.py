@@ -31,7 +31,7 @@ from jsonschema import Draft202012Validator
 
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
 from tests.structure.corpus import pydantic_models
-from tests.structure.instances import candidates, provider_reply
+from tests.structure.instances import candidates, declared_names, provider_reply
 from tests.structure.strict_rules import (
     anthropic_problems,
     gemini_problems,
@@ -96,21 +96,6 @@ def plan(name: str, family: str, allow_need: bool = True):
     return build_plan(corpus()[name], FAMILIES[family], allow_need=allow_need, name=name)
 
 
-def declared_names(schema: Any) -> set[str]:
-    """Every property name the schema declares anywhere (properties maps at any depth)."""
-    names: set[str] = set()
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if isinstance(node.get("properties"), dict):
-                names |= set(node["properties"])
-            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
-        elif isinstance(node, list):
-            stack.extend(node)
-    return names
-
-
 def test_the_corpus_is_large_and_varied():
     drafts = {validator_class(corpus()[n]).__name__ for n in NAMES}
     assert len(NAMES) >= 100
@@ -157,7 +142,11 @@ def test_every_conversion_is_accepted_or_turns_strict_off_with_a_reason(family):
             assert len(p.downgrades[0]) > len("strict output off: ") + 20, name
         strict += p.strict
     if wanted:
-        assert strict >= 30  # regression guard: pydantic models and the simpler SchemaStore schemas stay strict
+        # Regression guard: pydantic models and the simpler SchemaStore schemas stay strict. 33 until
+        # an open alternative stopped borrowing its siblings' keys (it forbade valid answers): a
+        # union of open models (pydantic-Pet, openai-ChatCompletionMessage, codex-hooks) and a key
+        # only a `then` declares (github-issue-forms) turn strict off now, saying why.
+        assert strict >= 29
     else:
         assert strict == 0
 

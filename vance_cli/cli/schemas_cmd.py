@@ -1,9 +1,11 @@
-"""`vance schemas list|show|add|rm|infer`: the schema registry from the command line.
+"""`vance schemas list|show|add|rm|infer|plan`: the schema registry from the command line.
 
 ``add`` and ``rm`` manage the override table (TinyDB) of the project or user scope; files in a
 scope's ``schemas/`` folder are edited by hand. ``infer`` previews the text-mode builder's schema
 and confidence without a content call (exit 3 when the confidence gate would stop, 4 when the
-builder fails).
+builder fails). ``plan`` shows what a structure call would ask of a model's provider (the schema
+sent, the format, every downgrade, strict or why not) without calling it: the capabilities come
+from the model's profile (the provider table, litellm's model map file, config.toml).
 """
 
 from __future__ import annotations
@@ -199,4 +201,142 @@ def register(app: typer.Typer) -> None:
 
         guarded(body)
 
+    @schemas.command("plan")
+    def plan(
+        schema: str = typer.Argument(..., help="A registry name, a schema file or JSON text."),
+        model: str | None = typer.Option(None, "--model", help="Model alias or litellm model string (default: structure.model)."),
+        json_out: bool = typer.Option(False, "--json", help="One JSON object: model, family, format, strict, strictOff, downgrades, schema."),
+    ) -> None:
+        """Show the schema a structure call would send to MODEL's provider, the response format, every
+        downgrade (JSON pointer and reason) and whether strict is on, and if not why. No model call."""
+
+        def body() -> None:
+            from vance_cli.cli.common import require_text
+            from vance_cli.errors import UsageError
+            from vance_cli.llm.output.plan import build_plan, format_chain, plan_report
+            from vance_cli.terminal import emit_json
+
+            require_text(schema, "SCHEMA")
+            if model is not None:
+                require_text(model, "--model")
+                if not model.strip():
+                    raise UsageError("--model is empty", hint="pass a model string or alias, or leave --model out for structure.model")
+            registry, settings = _registry()
+            value, origin = _plan_schema(schema, registry)
+            asked = (model or "").strip() or str(settings.get("structure.model", "default:fast"))
+            model_name = settings.resolve_model(asked)
+            caps, notes = _offline_capabilities(model_name, asked, settings)
+            require_strict = bool(settings.get("structure.requireProviderStrictOutput", True))
+            built = build_plan(value, caps, mode=format_chain(caps)[0], allow_need=True, require_strict=require_strict)
+            report = {**plan_report(built, caps, model=model_name, require_strict=require_strict), "schemaOrigin": origin, "notes": notes}
+            if json_out:
+                emit_json(report)
+            else:
+                _print_plan(report)
+
+        guarded(body, json_out=json_out)
+
     app.add_typer(schemas, name="schemas")
+
+
+def _plan_schema(text: str, registry) -> tuple[dict, str]:
+    """(checked schema, origin) for ``vance schemas plan``'s SCHEMA: resolved as ``vance structure
+    --schema`` resolves it (a file, JSON text or a registry name); a description is refused, since
+    building a schema from one takes a model call."""
+    from vance_cli.cli.structure_cmd import load_schema_arg
+    from vance_cli.errors import UsageError
+    from vance_cli.structure.errors import SchemaNotFound
+    from vance_cli.structure.service import parse_inline
+
+    if not text.strip():
+        raise UsageError("SCHEMA is empty", hint="pass a registry name, a schema file or JSON text")
+    try:
+        value, mode, _ = load_schema_arg(text, None, registry.known_names)
+    except SchemaNotFound:
+        registry.get(text.strip())  # the same did-you-mean, with this command's options in the hint
+        raise
+    if mode == "text":
+        raise UsageError(
+            "SCHEMA is a registry name, a schema file or JSON text, not a description",
+            hint="build a schema from a description with `vance schemas infer DESCRIPTION` (a model call), then plan its output",
+        )
+    if mode == "named":
+        found = registry.get(value)
+        return found.schema, found.schema_origin
+    return parse_inline(value), "inline"
+
+
+def _offline_capabilities(model: str, asked: str, settings) -> tuple[object, list[str]]:
+    """(capabilities, notes) of a resolved model string without calling it or importing litellm:
+    a demo or scripted model's own, else its profile's (the provider table, litellm's model map
+    file, config.toml). An unknown bare name is a ConfigError suggesting the closest known one."""
+    from vance_cli.llm.factory import SCRIPTED_PREFIX
+    from vance_cli.names import DEMO_PREFIX
+
+    if model.startswith((SCRIPTED_PREFIX, DEMO_PREFIX)):
+        from vance_cli.cli.common import model_factory
+
+        return model_factory(model, settings).capabilities, []
+    _check_model_name(model, asked, settings)
+    from vance_cli.llm.profile import profile_for
+
+    profile = profile_for(model, settings)
+    notes = []
+    if profile.detect_server:
+        notes.append(
+            f"the server at {profile.api_base} is asked what it is on the first call (a llama.cpp server gets its "
+            "own family); this plan uses the provider table's answer"
+        )
+    return profile.capabilities, notes
+
+
+def _check_model_name(model: str, asked: str, settings) -> None:
+    """A model string litellm can route: a provider prefix, a model configured in config.toml (or
+    an api_base for it), or a name litellm's model map knows."""
+    from vance_cli.errors import ConfigError
+    from vance_cli.llm import model_map
+    from vance_cli.names import MODEL_ALIASES
+    from vance_cli.text import did_you_mean
+
+    configured = [m for m in (settings.get("models") or {}) if isinstance(m, str)]
+    if "/" in model or ":" in model or model in configured or settings.model_options(model).get("api_base"):
+        return
+    if model_map.model_info(model) is not None:
+        return
+    aliases = [a for a in (*MODEL_ALIASES, *(settings.get("aliases") or {})) if isinstance(a, str)]
+    via = f" ({asked} resolves to it)" if asked != model else ""
+    raise ConfigError(
+        f"unknown model {model!r}{via}{did_you_mean(model, [*aliases, *configured, *model_map.names()])}",
+        hint="pass a litellm model string (with its provider, e.g. openai/gpt-4o-mini), an alias such as "
+        "default:fast, or a model configured with an api_base in config.toml",
+    )
+
+
+def _print_plan(report: dict) -> None:
+    from vance_cli.terminal import out
+    from vance_cli.text import json_text
+
+    rules = f", {report['rules']} rules" if report["rules"] != report["family"] else ""
+    out(f"model       {report['model']} (family {report['family']}{rules})")
+    out(f"schema      {report['schemaOrigin']}")
+    out(f"format      {report['format']}")
+    off = report["strictOff"]
+    if report["strict"]:
+        out("strict      on")
+    else:
+        where = f"{off['pointer']} is " if off and off["pointer"] else ""
+        out(f"strict      off: {where}{off['reason']}" if off else "strict      off")
+    for note in report["notes"]:
+        out(f"note        {note}")
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for d in report["downgrades"]:
+        by_reason.setdefault((d["reason"], d["in"]), []).append(d["pointer"])
+    out(f"downgrades  {len(report['downgrades'])}" if by_reason else "downgrades  none")
+    for (reason, where), pointers in by_reason.items():
+        sent = " (in the schema sent)" if where == "sent" else ""
+        out(f"  {', '.join(pointers)}{sent}: {reason}")
+    if report["schema"] is None:
+        out("schema sent none: the prompt carries your schema as written")
+        return
+    out("schema sent")
+    out(json_text(report["schema"], indent=2))

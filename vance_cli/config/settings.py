@@ -30,6 +30,7 @@ from vance_cli.names import (
     MODEL_ALIASES,
 )
 from vance_cli.store.parse_cache import cached_parse
+from vance_cli.text import did_you_mean
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.toml")
 
@@ -282,7 +283,7 @@ class Settings:
             if alias not in MODEL_ALIASES:
                 known = sorted(set(MODEL_ALIASES) | set(aliases))
                 raise ConfigError(
-                    f"unknown model alias {alias!r} (known: {', '.join(known)})",
+                    f"unknown model alias {alias!r} (known: {', '.join(known)}){did_you_mean(alias, known)}",
                     hint=f'use one of the known aliases or define it in config.toml: [aliases] "{alias}" = "provider/model"',
                 )
             if alias in ALIAS_FALLBACKS and ALIAS_FALLBACKS[alias] not in seen and (self.get("model.default") or "").strip() != alias:

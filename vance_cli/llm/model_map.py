@@ -86,6 +86,14 @@ def entry(key: str) -> dict[str, Any] | None:
     return None
 
 
+@functools.lru_cache(maxsize=1)
+def names() -> list[str]:
+    """Every model string the map has an entry for (for a did-you-mean: this reads all its keys)."""
+    import re  # only when a model string was not found
+
+    return [m.decode() for m in re.findall(rb'^ {0,4}"([^"\n]+)": \{', _map_bytes(), flags=re.MULTILINE)]
+
+
 def model_info(model: str) -> dict[str, Any] | None:
     """The map's entry for a litellm model string (with or without its provider prefix)."""
     name = model.strip()

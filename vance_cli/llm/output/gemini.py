@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, ptr
+from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade, ptr
 from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, provider_nodes
 from vance_cli.schema.nodes import one_or_list, types_of_values
 
@@ -55,8 +55,11 @@ class Gemini(Family):
             replace[id(node)] = new
             shown = json.dumps(other, ensure_ascii=False)[:80]
             notes.append(
-                f"{ptr(parts)}: enum values {shown} sent as their types "
-                "(gemini's enum takes strings and numbers; checked locally)"
+                Downgrade(
+                    ptr(parts),
+                    f"enum values {shown} sent as their types (gemini's enum takes strings and numbers; checked locally)",
+                    sent=True,
+                )
             )
         return _replaced(provider, replace)
 

@@ -5,13 +5,19 @@ required, types, enums and bounds intersect) and as a superset where it cannot (
 keyword keeps its first value, and says so); ``$ref`` items are inlined unless that would recurse.
 ``Merger.fold`` keeps the properties that removed branches declare, so a closed object still
 accepts them. The walker (walker.py) is a Merger that also walks.
+
+A key borrowed that way (from a removed branch, or from a sibling ``anyOf`` alternative) is only
+exact where something gives it a schema in every case (``key_cover``): a closed object declaring
+it with a branch's schema forbids the values the cases without that branch allow.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from vance_cli.schema.nodes import asserting, json_equal, json_in
+from vance_cli.schema.nodes import asserting, json_equal, json_in, node_types
 from vance_cli.schema.refs import Prepared
 from vance_cli.text import json_pointer
 
@@ -26,8 +32,121 @@ def ptr(parts: tuple[str, ...]) -> str:
     return json_pointer(parts, "(root)")
 
 
+class Downgrade(str):
+    """One downgrade line, ``"<pointer>: <reason>"``, that keeps its parts: ``pointers`` and
+    ``reason``. A pointer names the place in the caller's schema as the walk met it (its 2020-12
+    form, definitions under ``$defs``; inside an object its allOf parts were merged into, where a
+    part's keyword sits in the merged object); "(root)" is the root, "(schema)" the whole schema.
+    With ``sent`` the pointers are into the provider schema instead (checks made on it: Gemini's
+    enums, OpenAI's limits, refs that do not resolve). A str, so the lines read, compare and
+    serialise as before; ``vance schemas plan`` reads the parts."""
+
+    pointers: tuple[str, ...]
+    reason: str
+    sent: bool
+
+    def __new__(
+        cls, pointers: str | Sequence[str], reason: str, text: str | None = None, *, sent: bool = False
+    ) -> Downgrade:
+        where = (pointers,) if isinstance(pointers, str) else tuple(pointers)
+        line = super().__new__(cls, text if text is not None else f"{', '.join(where)}: {reason}")
+        line.pointers = where
+        line.reason = reason
+        line.sent = sent
+        return line
+
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:  # copy and pickle
+        return (self.pointers, self.reason, str(self)), {"sent": self.sent}
+
+
 def _numbers(a: Any, b: Any) -> bool:
     return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+
+
+_APPLICATORS = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "then", "else", "dependentSchemas")
+
+
+def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0, seen: frozenset[str] = frozenset()) -> list[Any] | None:
+    """The schemas of which a value of property ``key`` meets one in every object ``node`` accepts.
+
+    ``[]`` when no object ``node`` accepts holds ``key``; ``None`` when some case leaves its value
+    free (a closed object that declares ``key`` with any narrower schema then forbids valid
+    answers). A superset where it cannot be exact: one part of an allOf is enough."""
+    if node is False:
+        return []
+    if not isinstance(node, dict) or depth > 16:
+        return None
+    types = node_types(node)
+    if types and "object" not in types:
+        return []
+    values = [node["const"]] if "const" in node else node.get("enum")
+    if isinstance(values, list) and not any(isinstance(v, dict) and key in v for v in values):
+        return []
+    props = node.get("properties")
+    if isinstance(props, dict) and key in props:
+        return [props[key]]
+    patterns = node.get("patternProperties")
+    if isinstance(patterns, dict):
+        matched = [sub for pattern, sub in patterns.items() if _search(pattern, key)]
+        if matched:
+            return matched
+    extra = node.get("additionalProperties")
+    if extra is False:
+        return []
+    if isinstance(extra, dict):
+        return [extra]
+    rest = node.get("unevaluatedProperties")
+    if (rest is False or isinstance(rest, dict)) and not any(k in node for k in _APPLICATORS):
+        return [] if rest is False else [rest]
+    # Parts that always apply: one of them is enough.
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref not in seen:
+        found = key_cover(target(ref), key, target, depth + 1, seen | {ref})
+        if found is not None:
+            return found
+    for part in node.get("allOf") or [] if isinstance(node.get("allOf"), list) else []:
+        found = key_cover(part, key, target, depth + 1, seen)
+        if found is not None:
+            return found
+    # Alternatives (one of them applies) and if/then/else: every case must hold it.
+    cases: list[list[Any]] = []
+    for k in ("anyOf", "oneOf"):
+        if isinstance(node.get(k), list) and node[k]:
+            cases.append(node[k])
+    if "if" in node:
+        cases.append([node.get("then", True), node.get("else", True)])
+    for alts in cases:
+        found = [key_cover(alt, key, target, depth + 1, seen) for alt in alts]
+        if all(f is not None for f in found):
+            return [s for f in found for s in f]  # type: ignore[union-attr]
+    return None
+
+
+def _search(pattern: str, key: str) -> bool:
+    try:
+        return re.search(pattern, key) is not None
+    except re.error:
+        return False
+
+
+def borrowed_keys(
+    parent: dict[str, Any], alts: list[Any], declared: list[dict[str, Any]], target: Callable[[str], Any]
+) -> list[dict[str, list[Any] | None]]:
+    """For each alternative of ``parent``'s anyOf/oneOf: every key a sibling declares (``declared``:
+    one name → schemas map per alternative) that neither it nor ``parent``'s properties declare,
+    with ``key_cover`` of it there (the alternative together with the keywords beside it)."""
+    own = parent.get("properties") if isinstance(parent.get("properties"), dict) else {}
+    # unevaluatedProperties beside the alternatives sees what they evaluate: not a cover by itself.
+    beside = {k: v for k, v in parent.items() if k not in ("anyOf", "oneOf", "unevaluatedProperties")}
+    out: list[dict[str, list[Any] | None]] = []
+    for i, alt in enumerate(alts):
+        keys: dict[str, list[Any] | None] = {}
+        for j, found in enumerate(declared):
+            for name in found:
+                if j != i and name not in declared[i] and name not in own and name not in keys:
+                    keys[name] = key_cover({"allOf": [beside, alt]} if beside else alt, name, target)
+        out.append(keys)
+    return out
 
 
 class Merger:
@@ -38,7 +157,7 @@ class Merger:
         self.downgrades: list[str] = []
 
     def note(self, parts: tuple[str, ...], what: str) -> None:
-        line = f"{ptr(parts)}: {what}"
+        line = Downgrade(ptr(parts), what)
         if line not in self.downgrades:
             self.downgrades.append(line)
 
@@ -225,8 +344,16 @@ class Merger:
                 found.setdefault(k, []).extend(v)
         return found
 
-    def fold(self, node: dict[str, Any], sources: list[Any], stack: Stack) -> dict[str, Any]:
-        """Declare the properties that removed branches declare, as optional properties."""
+    def free_key(self, parts: tuple[str, ...], name: str) -> None:
+        """A key ``fold`` declares with a branch's schema although some case leaves it any value
+        (the walker turns strict off there; a superset is fine otherwise)."""
+
+    def fold(self, node: dict[str, Any], sources: list[Any], stack: Stack, parts: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Declare the properties that removed branches declare, as optional properties.
+
+        ``sources`` each always apply (a removed if/then/else comes as one ``{"if", "then",
+        "else"}``): a key gets the schema the node itself gives it (``additionalProperties``), or
+        the branches' schemas where they hold it in every case, else ``free_key`` is told."""
         declared: dict[str, list[Any]] = {}
         for src in sources:
             for k, v in self.declared(src, stack).items():
@@ -236,6 +363,16 @@ class Merger:
         for name, schemas in declared.items():
             if name in props:
                 continue  # the node's own schema for it holds in every case
+            # (its unevaluatedProperties saw the removed branches' keys: not a cover by itself)
+            own = key_cover({k: v for k, v in node.items() if k != "unevaluatedProperties"}, name, self.target)
+            if own:
+                schemas = own
+            elif own is None:
+                cover = next((c for c in (key_cover(src, name, self.target) for src in sources) if c is not None), None)
+                if cover is None:
+                    self.free_key(parts, name)
+                else:
+                    schemas = schemas + [c for c in cover if not any(c is s for s in schemas)]
             unique: list[Any] = []
             for s in schemas:
                 if not any(json_equal(s, u) for u in unique):

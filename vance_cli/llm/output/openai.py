@@ -21,6 +21,7 @@ import json
 import re
 from typing import Any
 
+from vance_cli.llm.output.merge import Downgrade
 from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, NotStrict
 from vance_cli.schema.nodes import one_or_list, types_of_values
 from vance_cli.schema.refs import def_of
@@ -155,8 +156,12 @@ def enforce_limits(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]
         if len(strings) > OPENAI_LARGE_ENUM and _enum_chars(strings) > OPENAI_LARGE_ENUM_CHARS:
             drop.add(id(node))
             notes.append(
-                f"{where or '(root)'}: enum of {len(values)} values ({_enum_chars(strings)} characters) removed "
-                f"(over openai's {OPENAI_LARGE_ENUM_CHARS} characters for an enum of more than {OPENAI_LARGE_ENUM}; checked locally)"
+                Downgrade(
+                    where or "(root)",
+                    f"enum of {len(values)} values ({_enum_chars(strings)} characters) removed "
+                    f"(over openai's {OPENAI_LARGE_ENUM_CHARS} characters for an enum of more than {OPENAI_LARGE_ENUM}; checked locally)",
+                    sent=True,
+                )
             )
     total = sum(len(n["enum"]) for n, _ in nodes if id(n) not in drop)
     for node, where in sorted(nodes, key=lambda x: -len(x[0]["enum"])):
@@ -167,8 +172,12 @@ def enforce_limits(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]
         drop.add(id(node))
         total -= len(node["enum"])
         notes.append(
-            f"{where or '(root)'}: enum of {len(node['enum'])} values removed "
-            f"(openai takes {OPENAI_MAX_ENUM_VALUES} enum values per schema; checked locally)"
+            Downgrade(
+                where or "(root)",
+                f"enum of {len(node['enum'])} values removed "
+                f"(openai takes {OPENAI_MAX_ENUM_VALUES} enum values per schema; checked locally)",
+                sent=True,
+            )
         )
     chars += sum(_enum_chars(n["enum"]) for n, _ in nodes if id(n) not in drop)
     if properties > OPENAI_MAX_PROPERTIES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vance_cli.llm.output.merge import Downgrade
 from vance_cli.llm.output.walker import Family
 from vance_cli.schema.keywords import NOT_SCHEMAS
 from vance_cli.schema.refs import has_key
@@ -44,13 +45,15 @@ def relax_negations(node: Any, where: str, notes: list[str]) -> Any:
     if "not" in out and has_key(out["not"], _MAYBE_UNENFORCED):
         del out["not"]
         notes.append(
-            f"{here}: not removed (a format or reference in it may not be enforced by the provider; checked locally)"
+            Downgrade(here, "not removed (a format or reference in it may not be enforced by the provider; checked locally)")
         )
     if "if" in out and has_key(out["if"], _MAYBE_UNENFORCED):
         for key in ("if", "then", "else"):
             out.pop(key, None)
         notes.append(
-            f"{here}: if/then/else removed (a format or reference in its condition may not be enforced; checked locally)"
+            Downgrade(
+                here, "if/then/else removed (a format or reference in its condition may not be enforced; checked locally)"
+            )
         )
     if isinstance(out.get("oneOf"), list) and has_key({"anyOf": out["oneOf"]}, _MAYBE_UNENFORCED, skip_root=True):
         alternatives = out.pop("oneOf")
@@ -58,5 +61,5 @@ def relax_negations(node: Any, where: str, notes: list[str]) -> Any:
             out["allOf"] = [*(out.get("allOf") or []), {"anyOf": alternatives}]
         else:
             out["anyOf"] = alternatives
-        notes.append(f"{here}: oneOf relaxed to anyOf (exactly-one checked locally)")
+        notes.append(Downgrade(here, "oneOf relaxed to anyOf (exactly-one checked locally)"))
     return out

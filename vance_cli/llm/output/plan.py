@@ -15,7 +15,8 @@ uses it, and the provider schema only decides what the provider can be asked to 
 
 The way back (``strip_injected_nulls``): OpenAI strict makes every property required, so an absent
 optional field comes back as ``null``; that null is dropped again where the caller's schema does
-not admit null for it.
+not accept null for it there, and kept where it does (an absent optional nullable field comes back
+as an explicit null).
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
+from vance_cli.llm.output.merge import Downgrade, borrowed_keys
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
 from vance_cli.schema.check import MAX_SCHEMA_DEPTH, json_depth
-from vance_cli.schema.nodes import make_nullable, node_types
+from vance_cli.schema.nodes import make_nullable
 from vance_cli.schema.refs import (
     RESERVED_DEF,
     def_of,
@@ -87,6 +89,9 @@ class ProviderPlan:
     downgrades: list[str] = field(default_factory=list)
     nulls_injected: bool = False
     family: str = "other"
+    # (pointer, reason) where strict was wanted and the schema could not be strict; the first
+    # downgrade line says the same.
+    strict_off: tuple[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -104,7 +109,7 @@ def _is_plain_object(node: Any) -> bool:
 def _fix_unresolvable(provider: dict[str, Any], downgrades: list[str]) -> dict[str, Any]:
     """Replace refs that do not resolve inside the provider schema (external or broken) by `{}`."""
     defs = provider.get("$defs") if isinstance(provider.get("$defs"), dict) else {}
-    bad: list[str] = []
+    bad: dict[str, list[str]] = {}  # ref -> where in the provider schema
 
     def ok(ref: str) -> bool:
         name = def_of(ref)
@@ -113,19 +118,20 @@ def _fix_unresolvable(provider: dict[str, Any], downgrades: list[str]) -> dict[s
     if all(ok(r) for r in refs_in(provider)):
         return provider
 
-    def fix(node: Any) -> Any:
+    def fix(node: Any, here: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
             if isinstance(node.get("$ref"), str) and not ok(node["$ref"]):
-                bad.append(node["$ref"])
-                return {k: fix(v) for k, v in node.items() if k != "$ref"}
-            return {k: (v if k in ("enum", "const") else fix(v)) for k, v in node.items()}
+                bad.setdefault(node["$ref"], []).append(json_pointer(here, "(root)"))
+                return {k: fix(v, here + (k,)) for k, v in node.items() if k != "$ref"}
+            return {k: (v if k in ("enum", "const") else fix(v, here + (k,))) for k, v in node.items()}
         if isinstance(node, list):
-            return [fix(v) for v in node]
+            return [fix(v, here + (str(i),)) for i, v in enumerate(node)]
         return node
 
-    fixed = fix(provider)
-    for ref in dict.fromkeys(bad):
-        downgrades.append(f"$ref {ref}: not resolvable inside the schema; sent unconstrained (checked locally)")
+    fixed = fix(provider, ())
+    for ref, where in bad.items():
+        why = "not resolvable inside the schema; sent unconstrained (checked locally)"
+        downgrades.append(Downgrade(where, f"$ref {ref} {why}", text=f"$ref {ref}: {why}", sent=True))
     return fixed
 
 
@@ -208,8 +214,11 @@ def _assemble_as_written(schema: Any, *, allow_need: bool) -> tuple[Any, bool, l
     dynamic = any(has_key(n, ("$dynamicRef",)) for n in every)
     if dynamic:
         notes.append(
-            "(schema): $dynamicRef and unevaluatedProperties/unevaluatedItems removed "
-            "(dynamic references are not enforced by the provider; checked locally)"
+            Downgrade(
+                "(schema)",
+                "$dynamicRef and unevaluatedProperties/unevaluatedItems removed "
+                "(dynamic references are not enforced by the provider; checked locally)",
+            )
         )
     body = relax_negations(_as_written(prepared.body, dynamic), "", notes)
     defs = {k: relax_negations(_as_written(v, dynamic), json_pointer(["$defs", k]), notes) for k, v in prepared.defs.items()}
@@ -247,7 +256,7 @@ def build_plan(
             envelope=envelope,
             schema=None,
             response_format={"type": "json_object"} if mode == "json_object" else None,
-            downgrades=[f"(schema): not enforced by the provider ({mode}); checked locally"],
+            downgrades=[Downgrade("(schema)", f"not enforced by the provider ({mode}); checked locally")],
             family=family.name,
         )
 
@@ -258,6 +267,7 @@ def build_plan(
     prepared = prepare_schema(schema)
     want_strict = bool(require_strict and capabilities.strict_json_schema)
     downgrades: list[str] = []
+    strict_off: tuple[str, str] | None = None
     if want_strict:
         why: NotStrict | None = None
         for inline in (True, False):
@@ -276,12 +286,15 @@ def build_plan(
                     break
                 why = exc
         assert why is not None
-        downgrades.append(f"strict output off: {why.where} is {why.why}")
+        downgrades.append(Downgrade(why.where, f"strict output off: {why.why}", text=f"strict output off: {why.where} is {why.why}"))
+        strict_off = (why.where, why.why)
     body, defs, t = transform(prepared, family, False)
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
     provider = family.tidy(provider, downgrades)
     provider = _fix_unresolvable(provider, downgrades)
-    return _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
+    plan = _plan(provider, False, envelope, downgrades + t.summary(), t.nulls_injected, family, name)
+    plan.strict_off = strict_off
+    return plan
 
 
 def _plan(
@@ -310,10 +323,13 @@ def _plan(
 
 
 def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
-    """Drop ``null`` values of optional properties whose own schema does not admit null.
+    """Drop the ``null`` of an optional property where the caller's schema does not accept null
+    for it there: none of its schemas admits null, or the object's schema reports the null at
+    that field (its own schema, or a branch that applies, rejects it).
 
     Those are exactly the nulls OpenAI strict mode forces for absent optional fields; a null the
-    caller's schema allows (or a required one) is kept so local validation sees the real output.
+    caller's schema accepts there (or a required one) is kept so local validation sees the real
+    output: an absent optional field whose schema allows null comes back as an explicit null.
     Properties that only ``then``/``else``/``dependentSchemas``/``allOf`` branches declare count
     as declared, because the provider schema declares them too.
     """
@@ -342,6 +358,20 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             return v.is_valid(value)
         except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
             return True
+
+    def rejected_nulls(sub: Any, value: dict[str, Any]) -> set[str]:
+        """The keys of ``value`` whose null ``sub`` rejects where it stands (an error at exactly
+        that field, from its own schema or a branch that applies; not one alternative's)."""
+        allows(sub, value)  # makes the validator
+        try:
+            errors = list(validators[id(sub)].iter_errors(value))
+        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
+            return set()
+        return {
+            e.absolute_path[0]
+            for e in errors
+            if len(e.absolute_path) == 1 and e.instance is None and isinstance(e.absolute_path[0], str)
+        }
 
     def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
         """Property → schemas, and the required names, of a node and what it combines."""
@@ -373,30 +403,15 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
                 required |= r
         return props, required
 
-    def shared(alts: list[Any]) -> list[Any]:
-        """Each alternative as strict mode sent it: an open object alternative also declares the
-        keys its siblings declare, with their schemas (walker._share_properties), so the null a
-        provider had to send for such a key is an injected one there too."""
+    def shared(parent: dict[str, Any], alts: list[Any]) -> list[Any]:
+        """Each alternative as strict mode sent it: one that does not declare a key its siblings
+        declare also declares it, with the schema it gives the key in every case
+        (walker._share_properties; where there is none, strict was off), so the null a provider
+        had to send for such a key is an injected one there too."""
         found = [declared(a)[0] if isinstance(a, dict) else {} for a in alts]
         out: list[Any] = []
-        for i, alt in enumerate(alts):
-            extra = alt.get("additionalProperties") if isinstance(alt, dict) else False
-            types = node_types(alt) if isinstance(alt, dict) else []
-            if (
-                extra is False
-                or not isinstance(alt, dict)
-                or alt.get("unevaluatedProperties") is False
-                or alt.get("patternProperties")
-                or (types and "object" not in types)
-            ):
-                out.append(alt)
-                continue
-            others: dict[str, list[Any]] = {}
-            for j, props in enumerate(found):
-                for name, subs in props.items():
-                    if j != i and name not in found[i]:
-                        others.setdefault(name, []).extend(subs)
-            more = {name: extra if isinstance(extra, dict) else {"anyOf": subs} for name, subs in others.items()}
+        for alt, keys in zip(alts, borrowed_keys(parent, alts, found, target), strict=True):
+            more = {name: cover[0] if len(cover) == 1 else {"anyOf": cover} for name, cover in keys.items() if cover}
             out.append({"allOf": [alt, {"properties": more}]} if more else alt)
         return out
 
@@ -416,7 +431,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         for key in ("anyOf", "oneOf"):
             alts = node.get(key)
             if isinstance(alts, list):
-                for alt, widened in zip(alts, shared(alts), strict=True):
+                for alt, widened in zip(alts, shared(node, alts), strict=True):
                     candidate = strip(_copy(value), widened, depth + 1, seen)
                     if candidate != value and allows(alt, candidate):
                         value = candidate
@@ -424,14 +439,22 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         if isinstance(value, dict):
             props, required = declared(node)
             out = {}
+            kept: list[str] = []  # optional nulls some schema of the field allows
             for key, item in value.items():
                 subs = props.get(key)
-                if item is None and subs and key not in required and not any(allows(s, None) for s in subs):
-                    continue
+                if item is None and subs and key not in required:
+                    if not any(allows(s, None) for s in subs):
+                        continue
+                    kept.append(key)
                 if subs and len(subs) == 1:
                     out[key] = strip(item, subs[0], depth + 1, set())
                 else:
                     out[key] = item
+            if kept:
+                # Allowed by one schema of the field (a `then`), rejected where the object stands
+                # (its own schema, the `else` that applies): injected, dropped.
+                rejected = rejected_nulls(node, out)
+                out = {k: v for k, v in out.items() if not (k in kept and k in rejected)}
             value = out
         elif isinstance(value, list):
             prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else []
@@ -448,3 +471,51 @@ def _copy(value: Any) -> Any:
     if isinstance(value, list):
         return [_copy(v) for v in value]
     return value
+
+
+# ---------------------------------------------------------------------------------------------
+# What `vance schemas plan` shows.
+
+
+def plan_report(plan: ProviderPlan, capabilities: Capabilities, *, model: str, require_strict: bool) -> dict[str, Any]:
+    """The plan as ``vance schemas plan --json`` prints it: the format ("strict json_schema",
+    "json_schema", "json_object" or "prompt"), whether strict is on and, if not, why
+    (``strictOff``: a pointer and a reason), every downgrade as a pointer, where it points ("schema":
+    the caller's, "sent": the provider schema) and a reason (one entry per pointer; the strict-off
+    line is ``strictOff``), and the schema sent (None when the schema travels in the prompt)."""
+    off: dict[str, Any] | None = None
+    if plan.strict_off is not None:
+        off = {"pointer": plan.strict_off[0], "reason": plan.strict_off[1]}
+    elif not plan.strict and plan.mode != "json_schema":
+        off = {
+            "pointer": None,
+            "reason": f"the model takes no json_schema response format, so no schema is sent ({plan.mode}: "
+            "the prompt carries your schema, checked locally)",
+        }
+    elif not plan.strict and not capabilities.strict_json_schema:
+        off = {
+            "pointer": None,
+            "reason": f"the provider of this model (family {capabilities.family}) does not enforce strict schemas "
+            f'(if it does: [models."{model}".capabilities] strict_json_schema = true in config.toml)',
+        }
+    elif not plan.strict and not require_strict:
+        off = {"pointer": None, "reason": "structure.requireProviderStrictOutput is false"}
+    downgrades: list[dict[str, Any]] = []
+    for line in plan.downgrades:
+        if plan.strict_off is not None and line.startswith("strict output off: "):
+            continue
+        pointers = getattr(line, "pointers", None) or ("(schema)",)
+        reason = getattr(line, "reason", line)
+        sent = getattr(line, "sent", False)
+        downgrades += [{"pointer": p, "in": "sent" if sent else "schema", "reason": reason} for p in pointers]
+    return {
+        "model": model,
+        "family": capabilities.family,
+        "rules": plan.family,
+        "format": "strict json_schema" if plan.mode == "json_schema" and plan.strict else plan.mode,
+        "strict": plan.strict,
+        "strictOff": off,
+        "downgrades": downgrades,
+        "envelope": plan.envelope,
+        "schema": plan.schema,
+    }

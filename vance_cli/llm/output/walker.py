@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Merger, Stack, ptr
+from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade, Merger, Stack, borrowed_keys, ptr
 from vance_cli.schema.nodes import (
     ASSERTING,
     LIST_KEYS,
@@ -157,9 +157,8 @@ class Walker(Merger):
         if self.closed:
             closed = sorted(dict.fromkeys(self.closed), key=lambda p: (p != "(root)", p))
             shown = ", ".join(closed[:8]) + (f" and {len(closed) - 8} more" if len(closed) > 8 else "")
-            lines.append(
-                f"{shown}: additionalProperties set to false (keys the schema does not declare are not produced)"
-            )
+            why = "additionalProperties set to false (keys the schema does not declare are not produced)"
+            lines.append(Downgrade(closed, why, text=f"{shown}: {why}"))
         return lines
 
     # -- the walk ---------------------------------------------------------------------------------
@@ -194,10 +193,12 @@ class Walker(Merger):
             folds += more
             if isinstance(node.get("$ref"), str) and len(node) > 1 and not self.family.ref_siblings:
                 node = {"$ref": node["$ref"]}
+        alt_key = "anyOf"  # what the caller called the alternatives (their downgrade pointers)
         if "oneOf" in node and "oneOf" not in sup:
             alts = node.pop("oneOf")
             if "anyOf" not in node and isinstance(alts, list):
                 node["anyOf"] = alts
+                alt_key = "oneOf"
                 self.note(parts, "oneOf relaxed to anyOf (exactly-one checked locally)")
             elif isinstance(alts, list) and isinstance(node.get("anyOf"), list):
                 node, stack, more = self.merge(
@@ -241,14 +242,15 @@ class Walker(Merger):
             # into itself again (below that, the node allows any value, or strict goes off).
             mark = f"$dynamicRef {node['$dynamicRef']}"
             if mark not in stack:
-                folds += self.dynamic_targets(node["$dynamicRef"])
+                targets = self.dynamic_targets(node["$dynamicRef"])
+                folds += targets if len(targets) < 2 else [{"anyOf": targets}]  # it resolves to one of them
                 stack = stack + (mark,)
         if self.strict and isinstance(node.get("anyOf"), list):
-            node = self._share_properties(node, stack)
+            node = self._share_properties(node, parts, stack)
         if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
             if spread:
-                return self._distribute(node, spread, parts, stack, folds)
+                return self._distribute(node, spread, parts, stack, folds, alt_key)
         if (
             self.strict
             and self.family.single_types
@@ -259,12 +261,17 @@ class Walker(Merger):
 
         # Removed branches must not take away the properties they declare.
         closing = (self.strict and (_object_structure(node) or folds)) or node.get("additionalProperties") is False
+        branches: dict[str, Any] = {}  # if/then/else fold as one: then and else together cover every case
         for key in ("if", "then", "else", "dependentSchemas"):
             if key in node and key not in sup:
                 value = node.pop(key)
                 self.lost(parts, key)
-                if key != "if":
+                if key == "dependentSchemas":
                     folds.append({key: value})
+                else:
+                    branches[key] = value
+        if "then" in branches or "else" in branches:
+            folds.append(branches)
         if (
             isinstance(node.get("prefixItems"), list)
             and "prefixItems" not in sup
@@ -300,7 +307,7 @@ class Walker(Merger):
                 node = dict(node)
                 node["additionalProperties"] = allowed[0] if len(allowed) == 1 else {"anyOf": allowed}
         if closing and folds:
-            node = self.fold(node, folds, stack)
+            node = self.fold(node, folds, stack, parts)
         if self.strict and isinstance(node.get("required"), list):
             node = self._declare_required(node, parts)
 
@@ -342,7 +349,8 @@ class Walker(Merger):
                     self.lost(parts, key)
                     continue
                 if isinstance(value, list):
-                    out[key] = [self.walk(v, parts + (key, str(i)), stack) for i, v in enumerate(value)]
+                    where = alt_key if key == "anyOf" else key
+                    out[key] = [self.walk(v, parts + (where, str(i)), stack) for i, v in enumerate(value)]
             elif key in ONE_KEYS:
                 if key not in sup:
                     self.lost(parts, key)
@@ -386,63 +394,69 @@ class Walker(Merger):
                     stack.extend(sub for _, _, sub in subschemas(n))
         return list(self._anchors.get(name, []))
 
-    def _share_properties(self, node: dict[str, Any], stack: Stack) -> dict[str, Any]:
+    def _share_properties(self, node: dict[str, Any], parts: tuple[str, ...], stack: Stack) -> dict[str, Any]:
         """Strict alternatives closed one by one would forbid combining keys that different
-        alternatives declare ({"a": 1, "b": 2} for anyOf [{a}, {b}]); each alternative that leaves
-        such a key open declares it: with its own additionalProperties schema where it has one
-        (exact), else with the schema the other alternatives give it."""
+        alternatives declare ({"a": 1, "b": 2} for anyOf [{a}, {b}]); each alternative that does
+        not declare such a key declares it with the schema it gives the key in every case
+        (``key_cover``: its additionalProperties schema, say). Where it leaves the key any value,
+        no closed alternative can say that (the sibling's schema would forbid valid answers:
+        {"a": 1, "b": "x"} for oneOf [{a: integer}, {b: integer}]): NotStrict."""
         alts = node["anyOf"]
         if len(alts) < 2:
             return node
         declared = [self.declared(a, stack) if isinstance(a, dict) else {} for a in alts]
         shared: list[Any] = []
         changed = False
-        for i, alt in enumerate(alts):
-            types = node_types(alt) if isinstance(alt, dict) else []
-            extra = alt.get("additionalProperties") if isinstance(alt, dict) else False
-            if (
-                not isinstance(alt, dict)
-                or extra is False
-                or alt.get("unevaluatedProperties") is False
-                or alt.get("patternProperties")
-                or (types and "object" not in types)
-            ):
-                shared.append(alt)
-                continue
-            props: dict[str, list[Any]] = {}
-            for j, found in enumerate(declared):
-                if j != i:
-                    for name, schemas in found.items():
-                        if name not in declared[i]:
-                            props.setdefault(name, []).extend(schemas)
-            if not props:
-                shared.append(alt)
-                continue
+        for i, (alt, keys) in enumerate(zip(alts, borrowed_keys(node, alts, declared, self.target), strict=True)):
             more: dict[str, Any] = {}
-            for name, schemas in props.items():
-                if isinstance(extra, dict):
-                    more[name] = extra
-                    continue
+            for name, cover in keys.items():
+                if cover is None:
+                    raise NotStrict(
+                        ptr(parts),
+                        f"an anyOf/oneOf whose alternative {i} allows any value for {name!r}, which another "
+                        f"alternative declares (closed by strict mode, it could only give {name!r} that schema, "
+                        "forbidding valid answers; additionalProperties: false on the alternative keeps strict)",
+                    )
                 unique: list[Any] = []
-                for sch in schemas:
+                for sch in cover:
                     if not any(json_equal(sch, u) for u in unique):
                         unique.append(sch)
-                more[name] = unique[0] if len(unique) == 1 else {"anyOf": unique}
-            shared.append({"allOf": [alt, {"properties": more}]})
-            changed = True
+                if unique:
+                    more[name] = unique[0] if len(unique) == 1 else {"anyOf": unique}
+            if more:
+                shared.append({"allOf": [alt, {"properties": more}]})
+                changed = True
+            else:
+                shared.append(alt)
         return {**node, "anyOf": shared} if changed else node
 
+    def free_key(self, parts: tuple[str, ...], name: str) -> None:
+        if self.strict:
+            raise NotStrict(
+                ptr(parts),
+                f"an object that allows any value for {name!r} where only a conditional part declares it "
+                "(then without else, dependentSchemas, one anyOf/oneOf alternative; closed by strict mode, it "
+                f"could only give {name!r} that part's schema, forbidding valid answers; declaring {name!r} in "
+                "the object's own properties keeps strict)",
+            )
+
     def _distribute(
-        self, node: dict[str, Any], spread: dict[str, Any], parts: tuple[str, ...], stack: Stack, folds: list[Any]
+        self,
+        node: dict[str, Any],
+        spread: dict[str, Any],
+        parts: tuple[str, ...],
+        stack: Stack,
+        folds: list[Any],
+        alt_key: str = "anyOf",
     ) -> dict[str, Any]:
         """Keywords beside an anyOf, moved into each alternative (exact: A ∧ (B ∨ C) = (A ∧ B) ∨ (A ∧ C))."""
         out: dict[str, Any] = {k: v for k, v in node.items() if k in KEEP_ANNOTATIONS and isinstance(v, str)}
         alts = []
         for i, alt in enumerate(node["anyOf"]):
-            here = parts + ("anyOf", str(i))
+            here = parts + (alt_key, str(i))
             merged, inlined, more = self.merge([spread, alt], here, stack)
             if folds or more:
-                merged = self.fold(merged, folds + more, inlined)
+                merged = self.fold(merged, folds + more, inlined, here)
             alts.append(self.walk(merged, here, inlined))
         unique: list[Any] = []
         for alt in alts:
