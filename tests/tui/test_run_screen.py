@@ -99,3 +99,21 @@ async def test_a_benjy_run_driven_in_this_process_shows_live_and_takes_the_answe
         await wait_for(pilot, lambda: source.process.status == Status.DONE, timeout=30)
         assert any("Benjy report" in t for t in journal.texts)  # the final synthesis, shown in the view
     assert (ws / "item1.txt").read_text() == "ok\n"
+
+
+async def test_a_journal_entry_before_mount_is_shown_and_one_after_removal_is_kept_not_mounted():
+    """A Benjy event can reach the run screen's journal before it is mounted or while the screen
+    closes (the demo's last DONE entry did, under load): neither raises MountError."""
+    from textual.app import App
+
+    panel = JournalPanel()
+    panel.add_entry("**DO** item 1")  # before mount
+    app = App()
+    async with app.run_test() as pilot:
+        await app.screen.mount(panel)
+        await pilot.pause()
+        assert [str(m.source) for m in panel.query(".journal-entry")] == ["**DO** item 1"]
+        assert not panel.query(".journal-empty")
+        await panel.remove()
+        panel.add_entry("**DONE:** 1 items done")  # after its screen let it go
+        assert panel.texts == ["**DO** item 1", "**DONE:** 1 items done"]

@@ -21,14 +21,23 @@ class JournalPanel(FollowingScroll):
         self.border_title = title
         self.max_entries = max_entries
         self.texts: list[str] = []
+        self._levels: list[str] = []
 
     def on_mount(self) -> None:
         if not self.texts:
             self.mount(Static("no journal entries yet", classes="journal-empty"))
+        else:  # what came before the panel was mounted
+            shown = list(zip(self.texts, self._levels))[-self.max_entries :]
+            self.mount(*(Markdown(text, classes=f"journal-entry -{level}") for text, level in shown))
 
     def add_entry(self, text: str, level: str = "info", process_id: str | None = None) -> None:
         text = clean(text)
         self.texts.append(text)
+        self._levels.append(level)
+        # An event can arrive before the panel is mounted (on_mount shows it then) or while its
+        # screen closes (the process file keeps it): mounting then raises MountError.
+        if not self.is_attached or self._closing or self._pruning:
+            return
         for empty in self.query(".journal-empty"):
             empty.remove()
         entry = Markdown(text, classes=f"journal-entry -{level}")
@@ -36,4 +45,3 @@ class JournalPanel(FollowingScroll):
         entries = list(self.query(".journal-entry"))
         for old in entries[: max(0, len(entries) - self.max_entries)]:
             old.remove()
-
