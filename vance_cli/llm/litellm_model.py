@@ -205,7 +205,7 @@ class LiteLLMModel(WireModel):
             return self._to_completion(litellm, response, kwargs)
 
         return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce, gate=self.gate,
         )
 
     def _broken_call(self, exc: BaseException) -> Completion | None:
@@ -276,5 +276,5 @@ class LiteLLMModel(WireModel):
             return completion
 
         return await stream_with_retries(once, on_delta, self.retries, sleep=self._sleep,
-                                         describe=self._describe(), announce=self._announce)
+                                         describe=self._describe(), announce=self._announce, gate=self.gate)
 

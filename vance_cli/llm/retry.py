@@ -41,6 +41,67 @@ def announce_on_stderr(text: str) -> None:
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
+# How often a call waiting behind a probe looks again (see SlowDown).
+PROBE_POLL = 0.02
+
+
+def asks_to_slow_down(exc: TransportError) -> bool:
+    """The provider said "slow down": HTTP 429, or any error that came with a Retry-After."""
+    return exc.status == 429 or exc.retry_after is not None
+
+
+class SlowDown:
+    """One slow-down for every call of one model client (issue 20: a batch runs N calls at once).
+
+    When a call is told to slow down (``asks_to_slow_down``), ``hold`` closes the gate for the
+    wait the provider asked for (capped like any retry wait); every call of the client waits at
+    ``enter`` before its next attempt, so N calls in flight pay one wait together instead of
+    sending N more requests into the limit. When the wait is over one call goes first (the
+    probe); the others follow once it comes back without being told to slow down again. A lone
+    call is its own probe: for it nothing changes. Used on one event loop (no lock needed);
+    real time (``clock``, ``asyncio.sleep``), whatever the retry loop's own test doubles.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._until = 0.0
+        self._probing = False  # a probe has to come back before the others go
+        self._probe_out = False
+        self.holds = 0  # how often the gate was closed (progress displays, tests)
+
+    def hold(self, seconds: float) -> None:
+        self._until = max(self._until, self._clock() + max(0.0, seconds))
+        self._probing = True
+        self.holds += 1
+
+    @property
+    def waiting(self) -> float:
+        """Seconds until the gate opens (0: open, or open to a probe)."""
+        return max(0.0, self._until - self._clock())
+
+    async def enter(self) -> bool:
+        """Wait until this call may send; True when it goes as the probe (pass that to ``leave``)."""
+        while True:
+            left = self._until - self._clock()
+            if left > 0:
+                await asyncio.sleep(left)
+                continue
+            if not self._probing:
+                return False
+            if not self._probe_out:
+                self._probe_out = True
+                return True
+            await asyncio.sleep(PROBE_POLL)
+
+    def leave(self, probe: bool, slowed: bool) -> None:
+        """An attempt that ``enter`` let through is over; ``slowed``: it was told to slow down
+        (``hold`` was called for it first)."""
+        if probe:
+            self._probe_out = False
+            if not slowed:
+                self._probing = False
+
+
 
 def retry_settings(retries: Mapping[str, Any] | None) -> dict[str, float]:
     """DEFAULT_RETRIES updated with the known keys of a [model.retries] table."""
@@ -199,6 +260,7 @@ async def with_transport_retries(
     describe: str = "",
     announce: Announce | None = None,
     cut_attempts: bool | Callable[[], bool] = True,
+    gate: SlowDown | None = None,
 ) -> T:
     """Await ``fn()``; retry it on TransportError(retryable=True) only, within ``max_total`` seconds.
 
@@ -211,6 +273,8 @@ async def with_transport_retries(
     spent is cut only while it says True (the stream has not begun), else it runs to its end; a
     server that takes a request and never starts answering still costs at most ``max_total``.
     ``cut_attempts=False`` never cuts a running attempt.
+    ``gate`` (the model client's SlowDown) is passed before every attempt; a rate limit closes it
+    for every call of the client. Time spent waiting there counts against ``max_total``.
     """
     attempts = max(1, int(attempts))
     bounded = max_total > 0
@@ -225,7 +289,23 @@ async def with_transport_retries(
         return max(clock() - started, waited)
 
     for attempt in range(1, attempts + 1):
+        probe = False
+        if gate is not None:
+            probe = await gate.enter()
+            if bounded and spent() >= max_total:
+                gate.leave(probe, False)
+                budget_spent = True
+                if last is None:
+                    last = TransportError(
+                        f"{describe + ': ' if describe else ''}rate limited: no attempt could start within the "
+                        f"{max_total:g}s budget of the whole call",
+                        status=429,
+                        retryable=True,
+                        hint="the provider is rate limiting; send fewer calls at once (--jobs), or raise model.retries.max_total",
+                    )
+                break
         made = attempt
+        slowed = False
         try:
             if not bounded or cut_attempts is False:
                 return await fn()
@@ -247,6 +327,12 @@ async def with_transport_retries(
             if not exc.retryable:
                 raise
             last = exc
+            if gate is not None and asks_to_slow_down(exc):
+                slowed = True
+                gate.hold(min(max_delay, max(exc.retry_after or 0.0, base_delay * (2 ** (attempt - 1)))))
+        finally:
+            if gate is not None:
+                gate.leave(probe, slowed)
         if attempt == attempts:
             break
         delay = min(max_delay, base_delay * (2 ** (attempt - 1)))
@@ -308,6 +394,7 @@ async def retry_per_settings(
     describe: str = "",
     announce: Announce | None = None,
     cut_attempts: bool | Callable[[], bool] = True,
+    gate: SlowDown | None = None,
 ) -> T:
     """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
     return await with_transport_retries(
@@ -320,4 +407,5 @@ async def retry_per_settings(
         describe=describe,
         announce=announce,
         cut_attempts=cut_attempts,
+        gate=gate,
     )
