@@ -13,7 +13,7 @@ import signal
 
 ENV = "VANCE_TEST_CRASH_AT"
 
-# Where the runtime and Benjy call crashpoint(); "save.<engine>" fires after every process save.
+# Where the runtime, Benjy and the structure batch call crashpoint(); "save.<engine>" fires after every process save.
 POINTS = (
     "save.benjy",  # after any save of a Benjy process (each queue transition)
     "save.ford",  # after any save of a Ford worker (each step of its turn)
@@ -24,6 +24,8 @@ POINTS = (
     "deliver.parent_saved",  # the child's reply is in the parent's inbox, the child is not marked
     "deliver.taken_in",  # Benjy saved its worker's reply as taken in; the worker is not closed yet
     "deliver.child_marked",  # the delivery is complete on both sides
+    "batch.answered",  # structure --batch: a record's result line is made, not yet appended to OUT
+    "batch.appended",  # structure --batch: the line is appended to OUT (written, maybe not fsynced)
 )
 
 _target: tuple[str, int] | None = None

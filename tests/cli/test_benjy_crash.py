@@ -152,7 +152,8 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
 def test_every_crash_point_is_covered_by_a_case():
     # deliver.parent_saved is the delivery to a parent that does not record its workers (a chat
     # hub); a Benjy run never passes it. tests/runtime/test_scheduler.py crashes there by hand.
-    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved"}
+    # batch.* points belong to `vance structure --batch` (tests/structure/test_batch_crash.py)
+    assert {point for point, _ in CASES} == {p for p in POINTS if not p.startswith("batch.")} - {"deliver.parent_saved"}
     assert len(CASES) >= 20
 
 

@@ -13,6 +13,7 @@ Opening a file that exists reads it once, line by line (never whole), and keeps 
   starts on a line of its own;
 - such a line *before* a good one is an error naming it: the file was not written by this writer
   or was edited, and it is left as it is;
+- ``counted`` tallies the kept lines by one key's value (``count``, e.g. ``status``);
 - a line ``keep(obj)`` rejects is dropped (``dropped``): the file is rewritten without it, streamed
   to a temp file and renamed (``atomic.atomic_write_chunks``), so it is either all there or not.
   The batch uses this for lines it wants to try again (a model call that failed in transport).
@@ -57,6 +58,7 @@ class ResultLog:
         *,
         key: str = "id",
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
+        count: str | None = None,
         sync_lines: int = SYNC_LINES,
         sync_seconds: float = SYNC_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -65,6 +67,8 @@ class ResultLog:
         self.path = Path(path)
         self.key = key
         self.done: set[str] = set()
+        self.counted: dict[str, int] = {}  # the kept lines by their ``count`` key's value (e.g. "status")
+        self._count = count
         self.dropped = 0
         self.repaired = False
         self.appended = 0
@@ -124,6 +128,9 @@ class ResultLog:
                 )
             if keep is None or keep(obj):
                 self.done.add(str(obj[self.key]))
+                if self._count is not None:
+                    value = str(obj.get(self._count))
+                    self.counted[value] = self.counted.get(value, 0) + 1
             else:
                 self.dropped += 1
             good_end = offset + len(raw)
