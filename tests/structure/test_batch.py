@@ -370,3 +370,19 @@ def test_the_gate_lets_one_probe_through_then_the_rest():
         return order
 
     assert asyncio.run(scenario()) == ["in probe", "out", "in probe", "out", "in", "out"]
+
+
+def test_the_compact_id_set_agrees_with_a_set():
+    import random
+
+    from vance_cli.store.jsonl import IdSet
+
+    rng = random.Random(20)
+    ids = [f"{rng.choice('abc')}{rng.randrange(5000)}" for _ in range(3000)] + ["", "ü/ß", "\udcff"]
+    compact = IdSet()
+    for text in ids:
+        compact.add(text)
+    probes = ids[::7] + [f"x{i}" for i in range(200)] + ["a", "ü/ss"]
+    assert [p in compact for p in probes] == [p in set(ids) for p in probes]
+    repeated = {text for text in set(ids) if ids.count(text) > 1}
+    assert compact.repeated() == {IdSet.digest(text) for text in repeated}

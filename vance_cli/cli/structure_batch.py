@@ -96,7 +96,7 @@ async def _drive(service, value, mode, max_loops, model, path, out_path, field, 
     plan = await prepare_batch(service, request)
     try:
         use_jobs = jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
-        with result_log(out_path, keep=keep, count="status") as log:
+        with result_log(out_path, keep=keep, count="status", auto_sync=False) as log:
             tally = Tally(total=total)
             tally.before = dict(log.counted)
             display.start(path, out_path, tally, use_jobs, plan, log)

@@ -312,7 +312,9 @@ async def with_transport_retries(
             remaining = max(max_total - spent(), 0.001)
             try:
                 if cut_attempts is True:
-                    return await asyncio.wait_for(fn(), timeout=remaining)
+                    # asyncio.timeout, not wait_for: no extra task per attempt (a batch makes thousands)
+                    async with asyncio.timeout(remaining):
+                        return await fn()
                 return await _cut_while(fn(), remaining, cut_attempts)
             except TimeoutError:
                 budget_spent = True

@@ -3,7 +3,9 @@
 Each line is one JSON object with a key (``id``). ``append`` writes a line whole with one
 ``write`` on an ``O_APPEND`` descriptor as soon as it is given, and fsyncs once per group (every
 ``sync_lines`` lines or ``sync_seconds`` seconds, and at ``close``), not per line: a ``kill -9``
-loses nothing already appended (the kernel holds it), a power cut at most the last group.
+loses nothing already appended (the kernel holds it), a power cut at most the last group. An
+asyncio writer passes ``auto_sync=False`` and runs ``sync_in_thread`` when ``due``: the fsync then
+does not hold up its event loop.
 
 Opening a file that exists reads it once, line by line (never whole), and keeps only the keys
 (``done``):
@@ -21,6 +23,8 @@ Opening a file that exists reads it once, line by line (never whole), and keeps 
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import os
 import time
@@ -34,6 +38,72 @@ from vance_cli.text import json_text
 
 SYNC_LINES = 256
 SYNC_SECONDS = 1.0
+
+
+class IdSet:
+    """A set of strings at 16 bytes each, however many: their 128-bit BLAKE2b digests, kept sorted
+    in 256 byte arrays (a million ids take 16 MB; a Python set of them some 100 MB). Two ids
+    collide with a chance of about n² / 2¹²⁹ (a billion ids: 10⁻²¹), so ``in`` is exact in practice.
+
+    ``add`` ids, then ``in`` (the first ``in`` after an ``add`` sorts the new ones in).
+    ``repeated()`` is the digests added more than once (``digest`` maps an id to its digest)."""
+
+    WIDTH = 16
+
+    def __init__(self) -> None:
+        self._buckets = [bytearray() for _ in range(256)]
+        self._sorted = True
+        self._repeated: set[bytes] = set()
+        self.count = 0
+
+    @staticmethod
+    def digest(text: str) -> bytes:
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=IdSet.WIDTH).digest()
+
+    def add(self, text: str) -> None:
+        item = self.digest(text)
+        self._buckets[item[0]] += item
+        self.count += 1
+        self._sorted = False
+
+    def __len__(self) -> int:
+        return self.count
+
+    def _sort(self) -> None:
+        width = self.WIDTH
+        for number, bucket in enumerate(self._buckets):
+            if len(bucket) <= width:
+                continue
+            items = sorted(bytes(bucket[i : i + width]) for i in range(0, len(bucket), width))
+            for before, item in zip(items, items[1:], strict=False):
+                if before == item:
+                    self._repeated.add(item)
+            self._buckets[number] = bytearray(b"".join(items))
+        self._sorted = True
+
+    def repeated(self) -> set[bytes]:
+        if not self._sorted:
+            self._sort()
+        return self._repeated
+
+    def __contains__(self, text: object) -> bool:
+        if not self.count or not isinstance(text, str):
+            return False
+        if not self._sorted:
+            self._sort()
+        item = self.digest(text)
+        bucket, width = self._buckets[item[0]], self.WIDTH
+        low, high = 0, len(bucket) // width
+        while low < high:
+            middle = (low + high) // 2
+            here = bytes(bucket[middle * width : (middle + 1) * width])
+            if here == item:
+                return True
+            if here < item:
+                low = middle + 1
+            else:
+                high = middle
+        return False
 
 
 def _parse(raw: bytes, key: str) -> dict[str, Any] | None:
@@ -61,12 +131,13 @@ class ResultLog:
         count: str | None = None,
         sync_lines: int = SYNC_LINES,
         sync_seconds: float = SYNC_SECONDS,
+        auto_sync: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._fd = -1
         self.path = Path(path)
         self.key = key
-        self.done: set[str] = set()
+        self.done = IdSet()  # the keys of the lines the file held when opened (and kept)
         self.counted: dict[str, int] = {}  # the kept lines by their ``count`` key's value (e.g. "status")
         self._count = count
         self.dropped = 0
@@ -78,6 +149,8 @@ class ResultLog:
         self._clock = clock
         self._unsynced = 0
         self._last_sync = clock()
+        self._auto_sync = auto_sync
+        self._syncing = False
         if self.path.is_dir():
             raise StoreError(f"the output {self.path} is a folder", hint="pass a file name with --out")
         existed = self.path.exists()
@@ -189,22 +262,47 @@ class ResultLog:
                 view = view[os.write(self._fd, view):]
         except OSError as exc:
             raise write_error(self.path, exc, "the output file") from exc
-        self.done.add(str(obj[self.key]))
         self.appended += 1
         self._unsynced += 1
-        if self._unsynced >= self._sync_lines or self._clock() - self._last_sync >= self._sync_seconds:
+        if self._auto_sync and self.due:
             self.sync()
+
+    @property
+    def due(self) -> bool:
+        """The group is full or old enough to be fsynced (and no fsync is under way)."""
+        return bool(self._unsynced) and not self._syncing and (
+            self._unsynced >= self._sync_lines or self._clock() - self._last_sync >= self._sync_seconds
+        )
+
+    def _fsync(self) -> None:
+        try:
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise write_error(self.path, exc, "the output file") from exc
 
     def sync(self) -> None:
         """fsync what was appended since the last one (nothing to do: no syscall)."""
         if not self._unsynced:
             return
+        self._fsync()
+        self._synced(self._unsynced)
+
+    async def sync_in_thread(self) -> None:
+        """``sync`` with the fsync in a worker thread, so an event loop goes on appending meanwhile
+        (a slow disk stalls no call in flight). The counters change on the caller's thread only."""
+        pending = self._unsynced
+        if not pending or self._syncing:
+            return
+        self._syncing = True
         try:
-            os.fsync(self._fd)
-        except OSError as exc:
-            raise write_error(self.path, exc, "the output file") from exc
+            await asyncio.to_thread(self._fsync)
+        finally:
+            self._syncing = False
+        self._synced(pending)
+
+    def _synced(self, lines: int) -> None:
         self.syncs += 1
-        self._unsynced = 0
+        self._unsynced -= lines
         self._last_sync = self._clock()
 
     def close(self) -> None:

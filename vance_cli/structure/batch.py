@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import TransportError, VanceError
+from vance_cli.store.jsonl import IdSet
 
 if TYPE_CHECKING:
     from vance_cli.store.jsonl import ResultLog
@@ -273,17 +274,21 @@ def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | None =
         raise BadInput(f"{path} does not exist", hint="pass a JSONL file, a CSV file or a folder of text files to --batch")
     if input_kind(path) == "folder":
         return sum(1 for _ in _folder_files(path, exclude))
-    seen: set[str] = set()
-    count = 0
+    seen = IdSet()  # 16 bytes an id: the pass stays flat in memory however long IN is
     for record in read_records(path, field, exclude=exclude):
-        count += 1
-        if record.id in seen:
-            raise BadInput(
-                f"{path}: the id {record.id!r} comes twice (again at {record.where})",
-                hint="give every record its own id, or leave the ids out (then the line or row number is the id)",
-            )
         seen.add(record.id)
-    return count
+    repeated = seen.repeated()
+    if repeated:  # rare: read IN again to name the first id that comes twice, and where
+        again: set[str] = set()
+        for record in read_records(path, field, exclude=exclude):
+            if IdSet.digest(record.id) in repeated:
+                if record.id in again:
+                    raise BadInput(
+                        f"{path}: the id {record.id!r} comes twice (again at {record.where})",
+                        hint="give every record its own id, or leave the ids out (then the line or row number is the id)",
+                    )
+                again.add(record.id)
+    return seen.count
 
 
 # --------------------------------------------------------------------------- one record
@@ -446,7 +451,8 @@ async def run_local(
     on_line: Callable[[Mapping[str, Any], Tally], None] | None = None,
 ) -> Tally:
     """Structure every record not in ``log.done`` yet, ``jobs`` at a time over the plan's one
-    client; each line is appended to ``log`` as it finishes, then ``on_line(line, tally)``.
+    client; each line is appended to ``log`` as it finishes, then ``on_line(line, tally)``. The
+    log is fsynced once per group of lines, in a thread (open it with ``auto_sync=False``).
 
     Raises BatchStopped when ``failures_in_a_row(jobs)`` records in a row failed in the model call
     (the server is down, the key is wrong): the records in flight are cancelled and have no line,
@@ -465,6 +471,7 @@ async def run_local(
             yield record
 
     pending = todo()
+    group = asyncio.TaskGroup()
 
     async def worker() -> None:
         nonlocal in_a_row, last_error
@@ -473,6 +480,8 @@ async def run_local(
             crashpoint("batch.answered")
             log.append(line)
             crashpoint("batch.appended")
+            if log.due:  # one fsync per group of lines, off the event loop
+                group.create_task(log.sync_in_thread())
             tally.add(line)
             if line["status"] == "error" and line.get("errorType") not in ("BadRecord", "InternalError"):
                 in_a_row += 1
@@ -488,7 +497,7 @@ async def run_local(
                 on_line(line, tally)
 
     try:
-        async with asyncio.TaskGroup() as group:
+        async with group:
             for _ in range(max(1, jobs)):
                 group.create_task(worker())
     except* BatchStopped as stopped:
