@@ -227,6 +227,24 @@ def test_one_schema_check_one_client_and_jobs_in_flight(served, tmp_path, monkey
     assert json_lines(default.stdout)[0]["jobs"] == 2  # a server on this machine: the local default
 
 
+def test_text_mode_builds_the_schema_once_for_the_batch(served, tmp_path):
+    built = {"schema": SCHEMA, "confidence": 0.9, "clarifyingQuestions": []}
+    served.enqueue(text=json.dumps(built))  # the builder's answer; the records then go to the responder
+    source = write_jsonl(tmp_path / "in.jsonl", [{"prompt": f"record {i}"} for i in range(4)])
+    result = run_cli("structure", "--batch", str(source), "--schema", "a title and a number", "--mode", "text")
+    assert result.returncode == 0, result.stderr
+    out = by_id(tmp_path / "in.jsonl.out.jsonl")
+    assert len(out) == 4 and {line["schemaOrigin"] for line in out.values()} == {"inferred"}
+    assert len(served.requests) == 5  # one builder call, one call per record
+    unsure = {"schema": SCHEMA, "confidence": 0.2, "clarifyingQuestions": ["what number?"]}
+    served.reset()
+    served.enqueue(text=json.dumps(unsure))
+    ended = run_cli("structure", "--batch", str(source), "--schema", "something vague", "--mode", "text",
+                    "--out", str(tmp_path / "vague.jsonl"))
+    assert ended.returncode == 1 and "the schema builder gave no schema for the batch" in ended.stderr
+    assert len(served.requests) == 1 and not (tmp_path / "vague.jsonl").exists()
+
+
 def test_default_jobs_by_family():
     from vance_cli.llm.base import Capabilities
     from vance_cli.llm.profile import HOSTED_CONCURRENCY, LOCAL_CONCURRENCY, concurrency_for

@@ -69,22 +69,28 @@ class SlowDown:
         self._probe_out = False
         self.holds = 0  # how often the gate was closed (progress displays, tests)
 
-    def hold(self, seconds: float) -> None:
+    def hold(self, seconds: float) -> float:
+        """Close the gate for ``seconds`` (or longer, if it is closed for longer); the time it opens."""
         self._until = max(self._until, self._clock() + max(0.0, seconds))
         self._probing = True
         self.holds += 1
+        return self._until
 
     @property
     def waiting(self) -> float:
         """Seconds until the gate opens (0: open, or open to a probe)."""
         return max(0.0, self._until - self._clock())
 
-    async def enter(self) -> bool:
-        """Wait until this call may send; True when it goes as the probe (pass that to ``leave``)."""
+    async def enter(self, waited_until: float = 0.0) -> bool:
+        """Wait until this call may send; True when it goes as the probe (pass that to ``leave``).
+        ``waited_until``: the call has waited out a hold up to that time itself (its own retry
+        wait): it waits here only for a longer one."""
         while True:
-            left = self._until - self._clock()
-            if left > 0:
+            until = self._until
+            left = until - self._clock()
+            if left > 0 and until > waited_until:
                 await asyncio.sleep(left)
+                waited_until = until  # a hold made meanwhile moves ``_until`` on: wait again
                 continue
             if not self._probing:
                 return False
@@ -288,10 +294,11 @@ async def with_transport_retries(
         # Waits count even when ``sleep`` is a test double that does not let the clock move.
         return max(clock() - started, waited)
 
+    held_until = 0.0  # the gate's opening time this call set itself (and then waited out)
     for attempt in range(1, attempts + 1):
         probe = False
         if gate is not None:
-            probe = await gate.enter()
+            probe = await gate.enter(held_until)
             if bounded and spent() >= max_total:
                 gate.leave(probe, False)
                 budget_spent = True
@@ -331,7 +338,7 @@ async def with_transport_retries(
             last = exc
             if gate is not None and asks_to_slow_down(exc):
                 slowed = True
-                gate.hold(min(max_delay, max(exc.retry_after or 0.0, base_delay * (2 ** (attempt - 1)))))
+                held_until = gate.hold(min(max_delay, max(exc.retry_after or 0.0, base_delay * (2 ** (attempt - 1)))))
         finally:
             if gate is not None:
                 gate.leave(probe, slowed)

@@ -483,6 +483,8 @@ async def run_local(
             if log.due:  # one fsync per group of lines, off the event loop
                 group.create_task(log.sync_in_thread())
             tally.add(line)
+            if on_line is not None:
+                on_line(line, tally)
             if line["status"] == "error" and line.get("errorType") not in ("BadRecord", "InternalError"):
                 in_a_row += 1
                 last_error = line["errors"][0]
@@ -493,8 +495,6 @@ async def run_local(
                     )
             elif line["status"] != "error":
                 in_a_row = 0
-            if on_line is not None:
-                on_line(line, tally)
 
     try:
         async with group:
