@@ -10,11 +10,14 @@ the flags, shows progress and ends with the exit code. Output contract:
   most every PROGRESS_EVERY seconds) and ``summary``.
 - Exit 0 when every record in OUT is ok or need-more-input, EXIT_BATCH_FAILED (6) when any ended
   in error, stale or refused; 1 when the batch could not run or stopped early (the model kept
-  failing), 2 for bad flags, 130 on Ctrl+C (the results so far are kept).
+  failing), 2 for bad flags, 130 on Ctrl+C, 143 on SIGTERM, 129 on SIGHUP (the results so far are
+  kept and fsynced).
 """
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -22,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
+
+from vance_cli.errors import VanceError
 
 EXIT_BATCH_FAILED = 6
 PROGRESS_EVERY = 0.5  # seconds between --json progress events
@@ -71,33 +76,57 @@ def run_batch(
 ) -> None:
     """The body of `vance structure --batch`: flags checked (``check_batch_flags``), the schema
     loaded (``structure_cmd.load_schema_arg``); exits EXIT_BATCH_FAILED when a record failed."""
-    import asyncio
-
     from vance_cli.store.jsonl import ResultLog
-    from vance_cli.structure.batch import DEFAULT_FIELD, keep_line, scan_input
+    from vance_cli.structure.batch import DEFAULT_FIELD, Tally, keep_line, scan_input
 
     path = Path(source).expanduser()
     use_field = field.strip() if field else DEFAULT_FIELD
     total = scan_input(path, use_field, exclude=out_path)  # a repeated id stops here, before any call
     display = JsonEvents() if json_out else Display()
-    tally = asyncio.run(
-        _drive(service, schema, mode, max_loops, model, path, out_path, use_field, total, jobs, display, ResultLog, keep_line)
-    )
+    tally = Tally(total=total)
+    stopped_by: list[signal.Signals] = []
+    try:
+        asyncio.run(_drive(service, schema, mode, max_loops, model, path, out_path, use_field, tally, jobs, display,
+                           ResultLog, keep_line, stopped_by))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        signum = stopped_by[0] if stopped_by else signal.SIGINT
+        raise BatchInterrupted(tally.done, out_path, signum) from None
     if tally.failed_overall:
         raise typer.Exit(EXIT_BATCH_FAILED)
 
 
-async def _drive(service, value, mode, max_loops, model, path, out_path, field, total, jobs, display, result_log, keep):
+class BatchInterrupted(VanceError):
+    """Ctrl+C, SIGTERM or SIGHUP stopped the batch; what is in OUT stays (exit 128 + the signal)."""
+
+    def __init__(self, done: int, out_path: Path, signum: int) -> None:
+        name = "Ctrl+C" if signum == signal.SIGINT else signal.Signals(signum).name
+        super().__init__(
+            f"interrupted by {name} after {done} record(s) in this run; the results so far are in {out_path}",
+            hint="run the same command again to go on",
+        )
+        self.exit_code = 128 + int(signum)
+
+
+async def _drive(service, value, mode, max_loops, model, path, out_path, field, tally, jobs, display, result_log, keep,
+                 stopped_by):
     from vance_cli.llm.profile import concurrency_for
-    from vance_cli.structure.batch import Tally, prepare_batch, read_records, run_local
+    from vance_cli.structure.batch import prepare_batch, read_records, run_local
     from vance_cli.structure.service import StructureRequest
 
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+    def stop(signum: signal.Signals) -> None:  # SIGTERM, SIGHUP: end like Ctrl+C, OUT synced
+        stopped_by.append(signum)
+        task.cancel()
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
     request = StructureRequest(prompt="", schema=value, schemaMode=mode, maxLoops=max_loops, model=model)
     plan = await prepare_batch(service, request)
     try:
         use_jobs = jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
         with result_log(out_path, keep=keep, count="status", auto_sync=False) as log:
-            tally = Tally(total=total)
+            tally.started = time.monotonic()
             tally.before = dict(log.counted)
             display.start(path, out_path, tally, use_jobs, plan, log)
             try:
@@ -107,7 +136,6 @@ async def _drive(service, value, mode, max_loops, model, path, out_path, field, 
                 display.stop(tally, out_path, exc)
                 raise
             display.stop(tally, out_path, None)
-            return tally
     finally:
         await plan.model.aclose()
 
@@ -182,8 +210,7 @@ class Display:
         if self._progress is not None:
             self._progress.update(self._task, completed=tally.skipped + tally.done, **self._fields(tally))
             self._progress.stop()
-        if exc is not None and not isinstance(exc, Exception):  # Ctrl+C, SIGTERM
-            err(f"interrupted after {tally.done} record(s); the results are in {out_path}: run the same command again to go on")
+        if exc is not None and not isinstance(exc, Exception):  # Ctrl+C, SIGTERM: BatchInterrupted says so
             return
         sys.stdout.write(_summary(tally, out_path) + "\n")
         sys.stdout.flush()
@@ -219,6 +246,8 @@ class JsonEvents:
     def stop(self, tally: Any, out_path: Path, exc: BaseException | None) -> None:
         from vance_cli.terminal import emit_json
 
+        if exc is not None and not isinstance(exc, Exception):  # Ctrl+C, SIGTERM: the error object follows
+            return
         event = {"event": "summary", "out": str(out_path), **tally.as_dict(), "overall": tally.overall()}
         if exc is not None:
             event["stopped"] = str(getattr(exc, "message", None) or type(exc).__name__)

@@ -41,6 +41,8 @@ def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
             raise
         from vance_cli.terminal import err
 
+        if exc.exit_code >= 128:  # a signal stopped it: main prints the message (and no line of its own)
+            raise
         err(exc.render())
         raise typer.Exit(exc.exit_code) from None
     except (typer.Exit, typer.Abort):  # a chosen exit code, not a failure
