@@ -19,6 +19,11 @@ from tests.helpers import json_lines, run_cli, subprocess_env
 from tests.structure.test_batch import SCHEMA, answer
 
 
+def slow(body):
+    time.sleep(0.02)  # a batch long enough to watch (and to stop)
+    return answer(body)
+
+
 def _setup(tmp_path, url, n):
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     source = tmp_path / "in.jsonl"
@@ -29,10 +34,6 @@ def _setup(tmp_path, url, n):
 
 
 def test_a_terminal_gets_a_progress_bar_and_the_summary(fake_openai, tmp_path):
-    def slow(body):
-        time.sleep(0.02)
-        return answer(body)
-
     fake_openai.responder = slow
     env, args = _setup(tmp_path, fake_openai.url, 20)
     leader, follower = pty.openpty()
@@ -58,10 +59,6 @@ def test_a_terminal_gets_a_progress_bar_and_the_summary(fake_openai, tmp_path):
 
 
 def test_ctrl_c_keeps_what_is_done_and_the_same_command_finishes(fake_openai, tmp_path):
-    def slow(body):
-        time.sleep(0.02)
-        return answer(body)
-
     fake_openai.responder = slow
     env, args = _setup(tmp_path, fake_openai.url, 40)
     out = tmp_path / "in.jsonl.out.jsonl"

@@ -5,6 +5,9 @@ stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``refused`` (the mod
 refusal on stderr, exit 5; ``--json`` → the whole result object on stdout in every case (same exit
 codes). Notes (a reply cut off at max_tokens and asked again) go to stderr. Bad input exits 1 (unreadable file, invalid schema) or 2
 (usage) with a message and no traceback (``VANCE_DEBUG=1`` shows one).
+
+``--batch IN`` structures every record of a file or folder instead (``cli/structure_batch.py``,
+``structure/batch.py``): one plan, one model client, N records in flight, results appended to OUT.
 """
 
 from __future__ import annotations
