@@ -211,7 +211,7 @@ def test_one_schema_check_one_client_and_jobs_in_flight(served, tmp_path, monkey
         with lock:
             flying[0] += 1
             most[0] = max(most[0], flying[0])
-        time.sleep(0.03)
+        time.sleep(0.08)  # long enough that three requests always overlap, even on a busy machine
         with lock:
             flying[0] -= 1
         return answer(body)
@@ -257,21 +257,34 @@ def test_default_jobs_by_family():
     assert concurrency_for(Capabilities(family="other"), "https://api.groq.com/openai/v1") == 8
 
 
-def test_a_429_slows_down_every_worker_once(served, tmp_path):
-    """One 429 with Retry-After: no worker sends anything until it has passed, then one record
-    goes first; nothing is sent twice but the limited record."""
-    served.enqueue_error(429, headers={"Retry-After": "0.6"})
-    source = write_jsonl(tmp_path / "in.jsonl", [{"prompt": f"record {i}"} for i in range(12)])
+def test_a_429_slows_down_every_worker_once(served, tmp_path, monkeypatch):
+    """One 429 with Retry-After: once the client has read it, no worker sends anything until the
+    wait is over; then one record goes first and the others follow when it is back. Nothing is
+    sent twice but the limited record."""
+    from vance_cli.llm.retry import SlowDown
+
+    held: list[float] = []  # when the client read the 429 and closed the gate (the server's clock)
+    real_hold = SlowDown.hold
+    monkeypatch.setattr(SlowDown, "hold", lambda self, seconds: held.append(time.monotonic()) or real_hold(self, seconds))
+
+    def slow(body):
+        time.sleep(0.05)
+        return answer(body)
+
+    served.responder = slow
+    served.enqueue_error(429, headers={"Retry-After": "1"})
+    source = write_jsonl(tmp_path / "in.jsonl", [{"prompt": f"record {i}"} for i in range(20)])
     result = batch(tmp_path, source, "--jobs", "4")
     assert result.returncode == 0, result.stderr
-    assert len(served.requests) == 13  # 12 records + the one retry: no hammering
-    limited_at = served.times[0]
-    later = [t - limited_at for t in served.times[1:]]
-    # The three requests already in flight arrive with the 429; after it, silence for the wait.
-    assert sum(1 for dt in later if dt < 0.3) <= 3
-    assert not [dt for dt in later if 0.3 <= dt < 0.55], later
-    assert len(by_id(tmp_path / "in.jsonl.out.jsonl")) == 12
-    assert "HTTP 429" in result.stderr and "retrying in 0.6s" in result.stderr
+    assert len(served.requests) == 21  # 20 records + the one retry: no hammering
+    assert len(held) == 1
+    after = [t - held[0] for t in served.times]
+    assert not [dt for dt in after if 0.1 < dt < 0.95], after  # the gate is closed: silence
+    resumed = sorted(dt for dt in after if dt >= 0.95)
+    assert len(resumed) >= 10, after
+    assert resumed[1] - resumed[0] >= 0.04, resumed  # the probe alone first
+    assert len(by_id(tmp_path / "in.jsonl.out.jsonl")) == 20
+    assert "HTTP 429" in result.stderr and "retrying in 1s" in result.stderr
 
 
 # -- resume --------------------------------------------------------------------------------------
