@@ -35,7 +35,8 @@ API (exact):
   body (a recorded provider body, say), whatever route the request came in on.
 - ``requests``: list of the parsed JSON request bodies, in arrival order (errors included);
   ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``);
-  ``paths``: the matching request paths (query string included).
+  ``paths``: the matching request paths (query string included); ``times``: when each arrived
+  (``time.monotonic()``), for tests that check how requests were spread over time.
 - ``pending``: how many queued replies are left. ``reset()`` clears the queue and ``requests``.
 - ``responder``: optional ``fn(request_body) -> {"text", "tool_calls", "usage"} | None`` that answers
   when the queue is empty (a stateless scripted brain, e.g. tests/engines/benjy_brain.py); None from
@@ -266,6 +267,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
         self.paths: list[str] = []
+        self.times: list[float] = []
         # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
         self.responder: Any = None
         # GET routes: the /v1/models body (None: a plain list of "fake-model"), a /props body
@@ -360,6 +362,7 @@ class FakeOpenAIServer:
             self.requests.clear()
             self.request_headers.clear()
             self.paths.clear()
+            self.times.clear()
 
     def _push(self, reply: _Reply) -> None:
         with self._lock:
@@ -394,6 +397,7 @@ class FakeOpenAIServer:
             self.requests.append(body)
             self.request_headers.append(headers)
             self.paths.append(path)
+            self.times.append(time.monotonic())
             # The provider's own checks come first: a rejected request consumes no queued reply.
             rejected = provider_check(route_of(path) or "openai", body)
             if rejected is not None:

@@ -13,7 +13,7 @@ import signal
 
 ENV = "VANCE_TEST_CRASH_AT"
 
-# Where the runtime and Benjy call crashpoint(); "save.<engine>" fires after every process save.
+# Where the runtime, Benjy and the structure batch call crashpoint(); "save.<engine>" fires after every process save.
 POINTS = (
     "save.benjy",  # after any save of a Benjy process (each queue transition)
     "save.ford",  # after any save of a Ford worker (each step of its turn)
@@ -26,6 +26,8 @@ POINTS = (
     "deliver.child_marked",  # the delivery is complete on both sides
     "batch.ids_saved",  # a batch's process ids are on disk, no workspace or process file yet
     "batch.workspace_ready",  # a batch run's workspace is made, its process file is not
+    "batch.answered",  # structure --batch: a record's result line is made, not yet appended to OUT
+    "batch.appended",  # structure --batch: the line is appended to OUT (written, maybe not fsynced)
 )
 
 _target: tuple[str, int] | None = None

@@ -152,9 +152,10 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
 def test_every_crash_point_is_covered_by_a_case():
     # deliver.parent_saved is the delivery to a parent that does not record its workers (a chat
     # hub); a Benjy run never passes it. tests/runtime/test_scheduler.py crashes there by hand.
-    # The batch.* points are passed by `vance benjy batch` only: tests/cli/test_benjy_batch.py.
+    # The batch.* points are passed by the batches only: `vance benjy batch`
+    # (tests/cli/test_benjy_batch.py) and `vance structure --batch` (tests/structure/test_batch_crash.py).
     batch = {p for p in POINTS if p.startswith("batch.")}
-    assert batch == {"batch.ids_saved", "batch.workspace_ready"}
+    assert batch == {"batch.ids_saved", "batch.workspace_ready", "batch.answered", "batch.appended"}
     assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved"} - batch
     assert len(CASES) >= 20
 

@@ -5,6 +5,9 @@ stderr, exit 3; ``stale`` → the errors on stderr, exit 4; ``refused`` (the mod
 refusal on stderr, exit 5; ``--json`` → the whole result object on stdout in every case (same exit
 codes). Notes (a reply cut off at max_tokens and asked again) go to stderr. Bad input exits 1 (unreadable file, invalid schema) or 2
 (usage) with a message and no traceback (``VANCE_DEBUG=1`` shows one).
+
+``--batch IN`` structures every record of a file or folder instead (``cli/structure_batch.py``,
+``structure/batch.py``): one plan, one model client, N records in flight, results appended to OUT.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ def guarded(fn: Callable[[], Any], *, json_out: bool = False) -> Any:
             raise
         from vance_cli.terminal import err
 
+        if exc.exit_code >= 128:  # a signal stopped it: main prints the message (and no line of its own)
+            raise
         err(exc.render())
         raise typer.Exit(exc.exit_code) from None
     except (typer.Exit, typer.Abort):  # a chosen exit code, not a failure
@@ -162,6 +167,33 @@ def load_schema_arg(schema: str, mode: str | None, known: Callable[[], list[str]
     return parse_inline(text), mode, inferred
 
 
+def schema_in_context(schema: str, mode: str | None) -> tuple[Any, Any, Any, str, bool]:
+    """(settings, registry, schema value, mode, inferred): the settings of this folder and --schema read under them."""
+    from vance_cli.config.context import load_context
+    from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
+
+    scopes, settings = load_context()
+    registry = SchemaRegistry(scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT)))
+    value, used_mode, inferred = load_schema_arg(schema, mode, registry.known_names)
+    return settings, registry, value, used_mode, inferred
+
+
+def check_flags(schema: str | None, model: str | None, max_loops: int) -> None:
+    """The flags a single call and a batch share: --schema given, --model not empty, --max-loops 1..10."""
+    from vance_cli.cli.common import require_text
+    from vance_cli.errors import UsageError
+
+    if schema is None:
+        raise UsageError("--schema is required", hint="pass a schema file, inline JSON, a registry name or a description")
+    require_text(schema, "--schema")
+    if model is not None:
+        require_text(model, "--model")
+        if not model.strip():
+            raise UsageError("--model is empty", hint="pass a model string or alias, or leave --model out for structure.model")
+    if not 1 <= max_loops <= 10:
+        raise UsageError(f"--max-loops must be between 1 and 10, got {max_loops}", hint="use --max-loops 1..10")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("structure")
     def structure(
@@ -172,34 +204,51 @@ def register(app: typer.Typer) -> None:
         mode: str | None = typer.Option(None, "--mode", help="json | named | text (default: inferred from --schema)."),
         max_loops: int = typer.Option(3, "--max-loops", help="Content-stage iterations (1-10)."),
         model: str | None = typer.Option(None, "--model", help="Model string or alias for this call (default: structure.model)."),
-        json_out: bool = typer.Option(False, "--json", help="Print the whole result object (status, usage, ...) on stdout."),
+        json_out: bool = typer.Option(False, "--json", help="Print the whole result object (status, usage, ...) on stdout; with --batch, progress events as JSON lines."),
+        batch: str | None = typer.Option(
+            None, "--batch", metavar="IN",
+            help="Structure every record of IN: a JSONL file (one object per line: the text in 'prompt' or --field, an optional 'id'), "
+            "a .csv file (the column 'prompt' or --field, an optional 'id' column) or a folder of text files (one record each, "
+            "id = its path). One result line per record in OUT; rerun with the same OUT to go on after a crash. "
+            "Exit 0 all ok or need-more-input, 6 any error, stale or refused.",
+        ),
+        out: str | None = typer.Option(None, "--out", "-o", metavar="OUT", help="With --batch: the results, JSONL, appended as they finish (default: IN's name + .out.jsonl, e.g. notes.jsonl.out.jsonl)."),
+        jobs: int | None = typer.Option(None, "--jobs", "-j", help="With --batch: records in flight at once (default: 2 for a model on this machine or network, 8 for a hosted one; 1-64)."),
+        field: str | None = typer.Option(None, "--field", help="With --batch: the JSONL field or CSV column with the text (default: prompt)."),
     ) -> None:
-        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale, 5 refused."""
+        """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale, 5 refused.
+
+        With --batch IN: every record of IN, results in OUT. Exit 0 all ok/need-more-input, 6 any error/stale/refused."""
+
+        def batch_body() -> None:
+            from vance_cli.cli.common import structure_service
+            from vance_cli.cli.structure_batch import check_batch_flags, out_path_for, run_batch
+            from vance_cli.errors import UsageError
+
+            if prompt is not None:
+                raise UsageError("--batch takes its records from IN, not from a prompt argument", hint="drop the prompt, or drop --batch")
+            check_flags(schema, model, max_loops)
+            check_batch_flags(batch, jobs, field)
+            out_path = out_path_for(batch, out)
+            settings, registry, value, used_mode, _ = schema_in_context(schema, mode)
+            run_batch(source=batch, out_path=out_path, service=structure_service(settings, registry), schema=value,
+                      mode=used_mode, max_loops=max_loops, model=model, jobs=jobs, field=field, json_out=json_out)
 
         def body() -> None:
             import asyncio
 
-            from vance_cli.cli.common import require_text, structure_service
-            from vance_cli.config.context import load_context
+            from vance_cli.cli.common import structure_service
             from vance_cli.errors import UsageError
-            from vance_cli.structure.registry import DEFAULT_TENANT, SchemaRegistry
             from vance_cli.structure.service import StructureRequest
             from vance_cli.terminal import emit_json, err
             from vance_cli.text import json_text
 
-            if schema is None:
-                raise UsageError("--schema is required", hint="pass a schema file, inline JSON, a registry name or a description")
-            require_text(schema, "--schema")
-            if model is not None:
-                require_text(model, "--model")
-                if not model.strip():
-                    raise UsageError("--model is empty", hint="pass a model string or alias, or leave --model out for structure.model")
-            if not 1 <= max_loops <= 10:
-                raise UsageError(f"--max-loops must be between 1 and 10, got {max_loops}", hint="use --max-loops 1..10")
+            if out is not None or jobs is not None or field is not None:
+                flag = "--out" if out is not None else "--jobs" if jobs is not None else "--field"
+                raise UsageError(f"{flag} goes with --batch", hint="vance structure --batch IN --schema S [--out OUT] [--jobs N] [--field F]")
+            check_flags(schema, model, max_loops)
             text = read_prompt(prompt)
-            scopes, settings = load_context()
-            registry = SchemaRegistry(scopes, tenant_id=str(settings.get("structure.tenantId", DEFAULT_TENANT)))
-            value, used_mode, inferred = load_schema_arg(schema, mode, registry.known_names)
+            settings, registry, value, used_mode, inferred = schema_in_context(schema, mode)
             service = structure_service(settings, registry)
             request = StructureRequest(prompt=text, schema=value, schemaMode=used_mode, maxLoops=max_loops, model=model)
             result = asyncio.run(service.run_structured(request))
@@ -220,4 +269,4 @@ def register(app: typer.Typer) -> None:
                 stale = f"stale: no valid output after {result.iterations} iteration(s); last errors:"
             exit_for(result, quiet=json_out, stale_head=stale)
 
-        guarded(body, json_out=json_out)
+        guarded(batch_body if batch is not None else body, json_out=json_out)

@@ -9,6 +9,7 @@ This is the only module that imports litellm; its exceptions are translated here
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import os
@@ -174,6 +175,10 @@ class LiteLLMModel(WireModel):
         kwargs = build_body(request, self.name, self.capabilities, source=self.name, max_tokens=self.max_tokens,
                             temperature=self._temperature(request))
         kwargs.update(timeout=self.timeout, num_retries=0)
+        if "response_format" in kwargs:
+            # litellm may rewrite a response schema in place for its provider; the plan's copy is
+            # shared by every call for the same schema (json_call.planned).
+            kwargs["response_format"] = copy.deepcopy(kwargs["response_format"])
         if self.api_base:
             kwargs["api_base"] = self.api_base
         api_key = self.api_key
@@ -205,7 +210,7 @@ class LiteLLMModel(WireModel):
             return self._to_completion(litellm, response, kwargs)
 
         return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce, gate=self.gate,
         )
 
     def _broken_call(self, exc: BaseException) -> Completion | None:
@@ -276,5 +281,5 @@ class LiteLLMModel(WireModel):
             return completion
 
         return await stream_with_retries(once, on_delta, self.retries, sleep=self._sleep,
-                                         describe=self._describe(), announce=self._announce)
+                                         describe=self._describe(), announce=self._announce, gate=self.gate)
 

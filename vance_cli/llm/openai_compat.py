@@ -181,7 +181,7 @@ class OpenAICompatModel(WireModel):
             return await self._post(url, body)
 
         return await retry_per_settings(
-            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce
+            attempt, self.retries, sleep=self._sleep, describe=self._describe(), announce=self._announce, gate=self.gate,
         )
 
     async def _post(self, url: str, body: dict[str, Any]) -> Completion:
@@ -207,7 +207,7 @@ class OpenAICompatModel(WireModel):
         url = endpoint_url(self.api_base)
         return await stream_with_retries(
             lambda assembler: self._post_stream(url, body, on_delta, assembler), on_delta, self.retries,
-            sleep=self._sleep, describe=self._describe(), announce=self._announce,
+            sleep=self._sleep, describe=self._describe(), announce=self._announce, gate=self.gate,
         )
 
     async def _post_stream(

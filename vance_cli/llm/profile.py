@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 from vance_cli.errors import ConfigError
 from vance_cli.llm.base import Capabilities
-from vance_cli.llm.capabilities import default_capabilities
+from vance_cli.llm.capabilities import LOCAL_FAMILIES, default_capabilities
 from vance_cli.llm.endpoints import normalize_api_base
 from vance_cli.llm.model_map import Price, max_output_tokens, resolve_max_tokens, resolve_price
 from vance_cli.llm.model_map import context_window as map_context_window
@@ -110,6 +110,28 @@ def detected(profile: ModelProfile) -> ModelProfile:
         context_window=window,
         detect_server=False,
     )
+
+
+# Calls in flight at once for a batch of independent calls (`vance structure --batch`): a model on
+# this machine or the local network serves one or two requests at a time (more only queue up and
+# time out), a hosted API many. A batch may ask for more (--jobs), up to MAX_CONCURRENCY.
+LOCAL_CONCURRENCY = 2
+HOSTED_CONCURRENCY = 8
+MAX_CONCURRENCY = 64
+SERVED_LOCALLY = frozenset({"ollama", *LOCAL_FAMILIES})  # families that run on the user's own machine
+
+
+def concurrency_for(capabilities: Capabilities, api_base: str | None) -> int:
+    """How many calls of one batch to keep in flight by default: LOCAL_CONCURRENCY for a local
+    server family or any api_base on this machine or the local network, else HOSTED_CONCURRENCY."""
+    if capabilities.family in SERVED_LOCALLY:
+        return LOCAL_CONCURRENCY
+    if api_base:
+        from vance_cli.llm.server_probe import worth_probing
+
+        if worth_probing(api_base):
+            return LOCAL_CONCURRENCY
+    return HOSTED_CONCURRENCY
 
 
 def select_transport(model: str, transport: str | None, api_base: str | None) -> Transport:

@@ -41,6 +41,73 @@ def announce_on_stderr(text: str) -> None:
 
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
+# How often a call waiting behind a probe looks again (see SlowDown).
+PROBE_POLL = 0.02
+
+
+def asks_to_slow_down(exc: TransportError) -> bool:
+    """The provider said "slow down": HTTP 429, or any error that came with a Retry-After."""
+    return exc.status == 429 or exc.retry_after is not None
+
+
+class SlowDown:
+    """One slow-down for every call of one model client (issue 20: a batch runs N calls at once).
+
+    When a call is told to slow down (``asks_to_slow_down``), ``hold`` closes the gate for the
+    wait the provider asked for (capped like any retry wait); every call of the client waits at
+    ``enter`` before its next attempt, so N calls in flight pay one wait together instead of
+    sending N more requests into the limit. When the wait is over one call goes first (the
+    probe); the others follow once it comes back without being told to slow down again. A lone
+    call is its own probe: for it nothing changes. Used on one event loop (no lock needed);
+    real time (``clock``, ``asyncio.sleep``), whatever the retry loop's own test doubles.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._until = 0.0
+        self._probing = False  # a probe has to come back before the others go
+        self._probe_out = False
+        self.holds = 0  # how often the gate was closed (progress displays, tests)
+
+    def hold(self, seconds: float) -> float:
+        """Close the gate for ``seconds`` (or longer, if it is closed for longer); the time it opens."""
+        self._until = max(self._until, self._clock() + max(0.0, seconds))
+        self._probing = True
+        self.holds += 1
+        return self._until
+
+    @property
+    def waiting(self) -> float:
+        """Seconds until the gate opens (0: open, or open to a probe)."""
+        return max(0.0, self._until - self._clock())
+
+    async def enter(self, waited_until: float = 0.0) -> bool:
+        """Wait until this call may send; True when it goes as the probe (pass that to ``leave``).
+        ``waited_until``: the call has waited out a hold up to that time itself (its own retry
+        wait): it waits here only for a longer one."""
+        while True:
+            until = self._until
+            left = until - self._clock()
+            if left > 0 and until > waited_until:
+                await asyncio.sleep(left)
+                waited_until = until  # a hold made meanwhile moves ``_until`` on: wait again
+                continue
+            if not self._probing:
+                return False
+            if not self._probe_out:
+                self._probe_out = True
+                return True
+            await asyncio.sleep(PROBE_POLL)
+
+    def leave(self, probe: bool, slowed: bool) -> None:
+        """An attempt that ``enter`` let through is over; ``slowed``: it was told to slow down
+        (``hold`` was called for it first)."""
+        if probe:
+            self._probe_out = False
+            if not slowed:
+                self._probing = False
+
+
 
 def retry_settings(retries: Mapping[str, Any] | None) -> dict[str, float]:
     """DEFAULT_RETRIES updated with the known keys of a [model.retries] table."""
@@ -199,6 +266,7 @@ async def with_transport_retries(
     describe: str = "",
     announce: Announce | None = None,
     cut_attempts: bool | Callable[[], bool] = True,
+    gate: SlowDown | None = None,
 ) -> T:
     """Await ``fn()``; retry it on TransportError(retryable=True) only, within ``max_total`` seconds.
 
@@ -211,6 +279,8 @@ async def with_transport_retries(
     spent is cut only while it says True (the stream has not begun), else it runs to its end; a
     server that takes a request and never starts answering still costs at most ``max_total``.
     ``cut_attempts=False`` never cuts a running attempt.
+    ``gate`` (the model client's SlowDown) is passed before every attempt; a rate limit closes it
+    for every call of the client. Time spent waiting there counts against ``max_total``.
     """
     attempts = max(1, int(attempts))
     bounded = max_total > 0
@@ -224,15 +294,34 @@ async def with_transport_retries(
         # Waits count even when ``sleep`` is a test double that does not let the clock move.
         return max(clock() - started, waited)
 
+    held_until = 0.0  # the gate's opening time this call set itself (and then waited out)
     for attempt in range(1, attempts + 1):
+        probe = False
+        if gate is not None:
+            probe = await gate.enter(held_until)
+            if bounded and spent() >= max_total:
+                gate.leave(probe, False)
+                budget_spent = True
+                if last is None:
+                    last = TransportError(
+                        f"{describe + ': ' if describe else ''}rate limited: no attempt could start within the "
+                        f"{max_total:g}s budget of the whole call",
+                        status=429,
+                        retryable=True,
+                        hint="the provider is rate limiting; send fewer calls at once (--jobs), or raise model.retries.max_total",
+                    )
+                break
         made = attempt
+        slowed = False
         try:
             if not bounded or cut_attempts is False:
                 return await fn()
             remaining = max(max_total - spent(), 0.001)
             try:
                 if cut_attempts is True:
-                    return await asyncio.wait_for(fn(), timeout=remaining)
+                    # asyncio.timeout, not wait_for: no extra task per attempt (a batch makes thousands)
+                    async with asyncio.timeout(remaining):
+                        return await fn()
                 return await _cut_while(fn(), remaining, cut_attempts)
             except TimeoutError:
                 budget_spent = True
@@ -247,6 +336,12 @@ async def with_transport_retries(
             if not exc.retryable:
                 raise
             last = exc
+            if gate is not None and asks_to_slow_down(exc):
+                slowed = True
+                held_until = gate.hold(min(max_delay, max(exc.retry_after or 0.0, base_delay * (2 ** (attempt - 1)))))
+        finally:
+            if gate is not None:
+                gate.leave(probe, slowed)
         if attempt == attempts:
             break
         delay = min(max_delay, base_delay * (2 ** (attempt - 1)))
@@ -308,6 +403,7 @@ async def retry_per_settings(
     describe: str = "",
     announce: Announce | None = None,
     cut_attempts: bool | Callable[[], bool] = True,
+    gate: SlowDown | None = None,
 ) -> T:
     """``with_transport_retries`` with the budget of a ``retry_settings`` table."""
     return await with_transport_retries(
@@ -320,4 +416,5 @@ async def retry_per_settings(
         describe=describe,
         announce=announce,
         cut_attempts=cut_attempts,
+        gate=gate,
     )

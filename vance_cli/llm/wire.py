@@ -19,7 +19,7 @@ from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion
 from vance_cli.llm.endpoints import shown_url
 from vance_cli.llm.profile import ModelProfile
-from vance_cli.llm.retry import Announce, announce_on_stderr
+from vance_cli.llm.retry import Announce, SlowDown, announce_on_stderr
 from vance_cli.messages import Message, ToolCall, Usage
 
 # Assistant-message fields a provider wants back on the next request of a tool loop (see
@@ -270,6 +270,8 @@ class WireModel(ChatModel):
         self.price = profile.price
         self._announce = announce
         self._sleep = sleep
+        # One slow-down for all calls of this client: a batch's N calls in flight share it (retry.SlowDown).
+        self.gate = SlowDown()
 
     @property
     def profile(self) -> ModelProfile:

@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,17 @@ def atomic_write_bytes(
     path: Path | str, data: bytes, *, exclusive: bool = False, sync_folder: bool = False, mode: int | None = None,
     fsync: bool = True,
 ) -> None:
-    """Replace ``path`` with ``data`` atomically (creating the parent folder if needed).
+    """Replace ``path`` with ``data`` atomically (creating the parent folder if needed); see
+    :func:`atomic_write_chunks` for the options."""
+    atomic_write_chunks(path, (data,), exclusive=exclusive, sync_folder=sync_folder, mode=mode, fsync=fsync)
+
+
+def atomic_write_chunks(
+    path: Path | str, chunks: Iterable[bytes], *, exclusive: bool = False, sync_folder: bool = False,
+    mode: int | None = None, fsync: bool = True,
+) -> None:
+    """Replace ``path`` with the concatenated ``chunks`` atomically (creating the parent folder if
+    needed); the chunks are written as they come, so a file larger than memory can be rewritten.
 
     ``exclusive`` as in :func:`atomic_write_text`. ``sync_folder`` fsyncs the folder after a
     replace too (a person's file: the new version, not only the new name, survives a power cut).
@@ -129,9 +140,10 @@ def atomic_write_bytes(
     try:
         fd = os.open(tmp_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            for data in chunks:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
             if fsync:
                 os.fsync(fd)
         finally:

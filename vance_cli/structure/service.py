@@ -14,6 +14,11 @@ Content stage: ``call_for_json`` with ``allow_need=True`` (the ``_need`` escape)
 ``structure.requireProviderStrictOutput``. Models are made by an injectable factory so tests can
 hand in scripted models; the default is ``vance_cli.llm.factory.make_model``.
 
+Two steps: ``prepare`` works out what does not depend on the prompt (the schema, checked once; the
+system prompt; one model client) as a StructurePlan, and ``run_plan`` runs the content stage for one
+prompt under it. ``run_structured`` is both for one call; a batch (``structure/batch.py``) prepares
+once and runs the plan per record, N at a time, over the one client.
+
 ``structure.requireProviderStrictOutput = true`` (default) asks for the provider's strict mode
 whenever the model's capabilities have one and the schema can be expressed in it; ``false`` never
 asks for strict output (for models that claim it but fail at it). Either way the caller's exact
@@ -26,6 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -184,6 +190,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_-]+", "-", text).strip("-")[:64] or "output"
 
 
+@dataclass
+class StructurePlan:
+    """What ``StructureService.prepare`` worked out once for many prompts (a batch shares one):
+    the checked schema and where it came from, the system prompt, one model client."""
+
+    mode: SchemaMode
+    inferred: bool
+    schema: dict[str, Any]
+    origin: str  # schemaOrigin
+    name: str  # the provider schema's name
+    system: str  # the content stage's system prompt (with a named schema's manual)
+    model_name: str
+    model: ChatModel | None  # None when the builder ended the call (``ended``)
+    loops: int
+    require_strict: bool
+    usage: Usage = field(default_factory=Usage)  # what preparing cost (text mode's builder call)
+    builder_info: dict[str, Any] = field(default_factory=dict)  # text mode: schemaCached, builderIterations, ...
+    ended: StructureResult | None = None  # text mode: the builder's need-more-input / stale / refused
+
+
 class StructureService:
     def __init__(
         self,
@@ -230,14 +256,26 @@ class StructureService:
     # ------------------------------------------------------------------ the call
 
     async def run_structured(self, request: StructureRequest, settings: Settings | None = None) -> StructureResult:
-        """Run both stages; raises VanceError for bad input or a model call that fails for good."""
+        """Run both stages; raises VanceError for bad input or a model call that fails for good.
+
+        The same two steps a batch takes (``prepare`` once, ``run_plan`` per record), for one prompt."""
         if settings is not None and settings is not self._settings:
             self._settings = settings
             self._registry = None
-        settings = self.settings()
         prompt = (request.prompt or "").strip()
         if not prompt:
             raise UsageError("the prompt is empty", hint="pass the text to structure as the argument or on stdin")
+        plan = await self.prepare(request)
+        if plan.ended is not None:
+            return plan.ended
+        return await self.run_plan(plan, prompt, extra_usage=plan.usage)
+
+    async def prepare(self, request: StructureRequest) -> StructurePlan:
+        """Everything about a call that does not depend on its prompt, worked out once: the schema
+        (checked, looked up or built), the system prompt, the model client. ``request.prompt`` is
+        not read. A text-mode builder that ends the call (need-more-input, stale, refused) leaves
+        its result in ``ended`` and no model."""
+        settings = self.settings()
         loops = request.maxLoops
         if not (MIN_LOOPS <= loops <= MAX_LOOPS):
             raise UsageError(f"maxLoops must be between {MIN_LOOPS} and {MAX_LOOPS}, got {loops}", hint="use --max-loops 1..10")
@@ -284,35 +322,60 @@ class StructureService:
                 "model": built.model,
                 **builder_info,
             }
+            ended: StructureResult | None = None
             if built.status == "need-more-input":
-                return StructureResult(status="need-more-input", need=built.need, schema=built.schema, **base)
-            if built.status == "refused":
-                return StructureResult(status="refused", refusal=built.refusal, **base)
-            if built.status != "ok" or built.schema is None:
-                return StructureResult(status="stale", errors=built.errors, **base)
+                ended = StructureResult(status="need-more-input", need=built.need, schema=built.schema, **base)
+            elif built.status == "refused":
+                ended = StructureResult(status="refused", refusal=built.refusal, **base)
+            elif built.status != "ok" or built.schema is None:
+                ended = StructureResult(status="stale", errors=built.errors, **base)
+            if ended is not None:
+                return StructurePlan(
+                    mode=mode, inferred=inferred, schema=built.schema or {}, origin="inferred", name="output",
+                    system="", model_name=built.model or "", model=None, loops=loops,
+                    require_strict=require_strict, usage=usage, builder_info=builder_info, ended=ended,
+                )
             schema = built.schema
             origin = "inferred"
             name = _slug(str(schema.get("title") or "output"))
 
         model_name = self.resolve_model("structure.model", request.model)
-        model = self._model(model_name)
         system = CONTENT_SYSTEM_PROMPT
         if manual:
             system += f"\n\n## Manual for the schema {name!r}\n\n{manual}"
-        messages = [Message(role="system", content=system), Message(role="user", content=prompt)]
+        return StructurePlan(
+            mode=mode, inferred=inferred, schema=schema, origin=origin, name=name, system=system,
+            model_name=model_name, model=self._model(model_name), loops=loops,
+            require_strict=require_strict, usage=usage, builder_info=builder_info,
+        )
+
+    async def run_plan(self, plan: StructurePlan, prompt: str, *, extra_usage: Usage | None = None) -> StructureResult:
+        """The content stage for one prompt under a prepared plan (``prepare``): the call a batch
+        makes per record, sharing the plan's schema and model client. ``extra_usage`` (what
+        preparing cost, for a single call) is added to the result's usage. Raises UsageError for
+        an empty prompt and ModelError when the model call fails for good."""
+        if plan.model is None:
+            raise UsageError("this plan has no content stage", hint="its builder ended the call: see plan.ended")
+        prompt = (prompt or "").strip()
+        if not prompt:
+            raise UsageError("the prompt is empty", hint="pass the text to structure as the argument or on stdin")
+        messages = [Message(role="system", content=plan.system), Message(role="user", content=prompt)]
 
         from vance_cli.llm.output.json_call import call_for_json
 
         out = await call_for_json(
-            model,
+            plan.model,
             messages=messages,
-            schema=schema,
-            capabilities=model.capabilities,
-            max_loops=loops,
+            schema=plan.schema,
+            capabilities=plan.model.capabilities,
+            max_loops=plan.loops,
             allow_need=True,
-            require_strict=require_strict,
-            name=name,
+            require_strict=plan.require_strict,
+            name=plan.name,
         )
+        usage = Usage()
+        if extra_usage is not None:
+            usage.add(extra_usage)
         usage.add(out.usage)
         return StructureResult(
             status=out.status,
@@ -320,19 +383,19 @@ class StructureService:
             need=out.need,
             refusal=out.refusal,
             errors=out.errors,
-            schemaOrigin=origin,
+            schemaOrigin=plan.origin,
             iterations=out.iterations,
-            schemaMode=mode,
-            modeInferred=inferred,
+            schemaMode=plan.mode,
+            modeInferred=plan.inferred,
             outputMode=out.output_mode,
-            model=model_name,
+            model=plan.model_name,
             usage=StructureUsage.of(usage),
             schemaDowngrades=list(out.schema_downgrades),
             formatFallbacks=out.format_fallbacks,
             notes=out.notes,
             stage="content",
-            schema=schema,
-            **builder_info,
+            schema=plan.schema,
+            **plan.builder_info,
         )
 
     def _builder(self, override: str | None, require_strict: bool):

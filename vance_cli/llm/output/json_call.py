@@ -123,6 +123,46 @@ def forget_formats() -> None:
     _FORMAT_STEPS.clear()
 
 
+# The provider plan and the validator of the last schemas asked for, by the schema object itself
+# (a batch asks for the same schema thousands of times: issue 20). An entry holds the schema and
+# the capabilities it was made for and is used only while the caller passes those same objects,
+# so a schema built anew (or changed in place, which no caller does) is planned anew.
+_PLANS: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+_MEMO_SIZE = 16
+
+
+def _memo_put(memo: dict, key: Any, entry: Any) -> None:
+    if len(memo) >= _MEMO_SIZE:
+        memo.pop(next(iter(memo)))
+    memo[key] = entry
+
+
+def planned(schema: Any, caps: Capabilities, mode: str, **options: Any) -> Any:
+    """``plan.build_plan`` for ``schema`` under ``caps``, worked out once per schema object."""
+    from vance_cli.llm.output import plan as ps
+
+    key = (id(schema), id(caps), mode, *sorted(options.items()))
+    entry = _PLANS.get(key)
+    if entry is not None and entry[0] is schema and entry[1] is caps:
+        return entry[2]
+    made = ps.build_plan(schema, caps, mode=mode, **options)
+    _memo_put(_PLANS, key, (schema, caps, made))
+    return made
+
+
+def validator_for(schema: Any) -> Any:
+    """``reasons.make_validator(schema)``, made once per schema object."""
+    from vance_cli.schema.reasons import make_validator
+
+    entry = _VALIDATORS.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    made = make_validator(schema)
+    _memo_put(_VALIDATORS, id(schema), (schema, made))
+    return made
+
+
 def parse_reply(text: str) -> tuple[Any, str | None]:
     """The JSON value of a reply, tolerating code fences and prose around one object.
 
@@ -229,13 +269,12 @@ async def call_for_json(
     from vance_cli.llm.output import plan as ps
     from vance_cli.schema.reasons import (
         error_lines,
-        make_validator,
         not_json_text,
         reason_text,
     )
 
     caps = capabilities or model.capabilities
-    validator = make_validator(schema)
+    validator = validator_for(schema)
     chain = ps.format_chain(caps)
     level = 0
     remembered = remembered_format(model)
@@ -243,9 +282,7 @@ async def call_for_json(
         level = chain.index(remembered)  # a rejection earlier in this process (_FORMAT_STEPS)
 
     def plan_for(level: int) -> ps.ProviderPlan:
-        return ps.build_plan(
-            schema, caps, mode=chain[level], allow_need=allow_need, require_strict=require_strict, name=name
-        )
+        return planned(schema, caps, chain[level], allow_need=allow_need, require_strict=require_strict, name=name)
 
     plan = plan_for(level)
     system, turns = _split_system(messages)
