@@ -1,5 +1,6 @@
 """The multi-line prompt: Enter sends, Ctrl+J / Alt+Enter breaks the line, ↑/↓ walk the history,
-Ctrl+R searches it, Tab completes a slash command, Ctrl+D on an empty prompt quits.
+Ctrl+R searches it, Tab completes a slash command or the ``@path`` being typed (a file of the
+workspace, from ``path_source``: the screen's listing), Ctrl+D on an empty prompt quits.
 
 Ctrl+R is a shell's reverse incremental search: what is typed next is the query, the prompt
 shows the newest entry that holds it (the match selected, the query in the prompt's border),
@@ -14,6 +15,7 @@ burst key follows (a paste without brackets: see ``tui/keys.py``) is a new line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import events
@@ -23,6 +25,7 @@ from textual.timer import Timer
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
+from vance_cli.tools.attach import at_word, complete_word, mention, path_matches
 from vance_cli.tui import commands
 from vance_cli.tui.history import InputHistory
 from vance_cli.tui.keys import BURST_GAP, is_burst
@@ -81,6 +84,7 @@ class PromptInput(TextArea):
         self.input_history = history or InputHistory(None)
         self._pending_enter: Timer | None = None  # an Enter in a burst, waiting for the next key
         self.search: HistorySearch | None = None  # a Ctrl+R search in progress
+        self.path_source: Callable[[], list[str]] | None = None  # the workspace's paths, for @ completion
 
     async def _on_key(self, event: events.Key) -> None:
         if self._pending_enter is not None:
@@ -207,11 +211,39 @@ class PromptInput(TextArea):
         else:
             self.action_delete_right()
 
+    def _before_cursor(self) -> str:
+        return self.document.get_text_range((0, 0), self.cursor_location)
+
+    def at_word(self) -> str | None:
+        """The ``@path`` fragment being typed before the cursor ("" right after the @), or None."""
+        return at_word(self._before_cursor()) if self.path_source is not None else None
+
+    def path_matches(self) -> list[str] | None:
+        """The workspace paths the ``@`` word before the cursor may become (None: no such word)."""
+        word = self.at_word()
+        if word is None or self.path_source is None:
+            return None
+        return path_matches(word, self.path_source())
+
     def action_complete(self) -> None:
+        word = self.at_word()
+        if word is not None:
+            self._complete_path(word)
+            return
         completed = commands.complete(self.text)
         if completed != self.text:
             self.load_text(completed)
             self.move_cursor(self.document.end)
+
+    def _complete_path(self, word: str) -> None:
+        paths = self.path_source() if self.path_source is not None else []
+        new = complete_word(word, path_matches(word, paths))
+        if new is None:
+            return
+        start = self._before_cursor().rfind("@")
+        whole_file = not new.endswith("/") and new in paths  # a file: the word is done, a space follows
+        self.replace(mention(new) + (" " if whole_file else ""), self.document.get_location_from_index(start),
+                     self.cursor_location)
 
     # ↑ on the first line and ↓ on the last walk the history; inside a multi-line text they move.
     def action_cursor_up(self, select: bool = False) -> None:
