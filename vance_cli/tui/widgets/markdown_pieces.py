@@ -149,7 +149,21 @@ class Piece(Markdown):
         self.parked = (size.height, size.width)
         self.styles.height = size.height
         self._fixed = {}
-        self.remove_children()
+        removed = self.remove_children()
+
+        async def let_go() -> None:
+            # A parked piece keeps no reference to its removed blocks (their content and caches,
+            # hundreds of objects each: a 64 KB reply left ~300,000 for every full collection of
+            # the garbage collector to walk, a pause of ~0.3-1.5 s). Textual keeps two: the last
+            # list of displayed children (until asked again) and the cached arrangements (until
+            # four newer ones; a parked piece is laid out at one size, once).
+            await removed
+            self.displayed_children  # noqa: B018
+            clear = getattr(self, "_clear_arrangement_cache", None)  # Textual's own (widget.py)
+            if clear is not None:
+                clear()
+
+        self.call_later(let_go)
 
     def park_width(self, width: int) -> None:
         """The view is ``width`` wide now: a parked piece's height, scaled (shown again: exact)."""
@@ -159,11 +173,17 @@ class Piece(Markdown):
             self.styles.height = height
 
     def unpark(self, text: str) -> None:
-        """Parse ``text`` (the piece's own) again: it comes into view."""
+        """Parse ``text`` (the piece's own) again: it comes into view. It keeps its height until
+        its blocks are in (the text around it does not jump)."""
         self.parked = None
         self._appendable = False
-        self.styles.clear_rule("height")
-        self._then_fix(Markdown.update(self, text))
+        update = Markdown.update(self, text)
+
+        async def built() -> None:
+            await update
+            self.styles.clear_rule("height")
+
+        self._then_fix(AwaitComplete(built()))
 
     def change(self, old: str, new: str) -> None:
         """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
