@@ -89,8 +89,9 @@ async def test_a_live_run_shows_todos_journal_and_status_and_ends_done(tmp_path,
     assert (ws / "item1.txt").read_text() == "item 1\n" and (ws / "item2.txt").read_text() == "item 2\n"
 
 
-async def test_the_question_box_answers_the_run_and_it_goes_on(tmp_path):
-    routes: list[str] = []
+def asking_brain(routes: list[str]) -> Brain:
+    """One item whose check fails until the person's answer says "write fine": the run asks once
+    (``routes`` records the controller's route prompts; the second holds the answer)."""
 
     def route(prompt):
         routes.append(prompt)
@@ -98,9 +99,13 @@ async def test_the_question_box_answers_the_run_and_it_goes_on(tmp_path):
             return {"op": "ask_parent", "question": "Which content should item1.txt have?", "reason": "the check keeps failing"}
         return {"op": "retry", "item": 1, "reason": "the person answered"}
 
-    brain = Brain(items=1, overrides={"ROUTE": route},
-                  worker_files=lambda n, p: [(f"item{n}.txt", "fine\n" if "write fine" in p else "BAD\n")])
-    service, ws = _service(tmp_path, brain)
+    return Brain(items=1, overrides={"ROUTE": route},
+                 worker_files=lambda n, p: [(f"item{n}.txt", "fine\n" if "write fine" in p else "BAD\n")])
+
+
+async def test_the_question_box_answers_the_run_and_it_goes_on(tmp_path):
+    routes: list[str] = []
+    service, ws = _service(tmp_path, asking_brain(routes))
     pid = _start(service, ws)
     source = BenjyRunSource(service, pid)
     app = VanceApp(run_source=source, preload=False)

@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
             session = LineChat.open(
                 recipe=recipe, model=model, resume=resume, continue_last=continue_, all_folders=all_folders,
                 json_out=json_out, quiet=quiet,
-                printer=not full_screen, allow=allow, yes=yes, pick=pick,
+                printer=not full_screen, allow=allow, yes=yes, pick=pick, first=prompt,
             )
         except BaseException as exc:
             if full_screen:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from vance_cli.cli.common import model_factory
 from vance_cli.config.context import load_context
 from vance_cli.engines.base import turn_open
-from vance_cli.errors import ModelError
+from vance_cli.errors import ModelError, VanceError
 from vance_cli.output.printers import HeadlessPrinter, JsonLinesPrinter
 from vance_cli.runtime.interrupt import stop_on_signals
 from vance_cli.runtime.runner import Runtime
@@ -43,18 +43,20 @@ class LineChat:
         allow: list[str] | tuple[str, ...] = (),
         yes: bool = False,
         pick: bool = False,
+        first: str | None = None,
     ) -> LineChat:
         """``printer=False``: no headless printer on the event stream (the full-screen app paints it).
 
         ``allow`` / ``yes``: tool calls allowed without asking (``--allow``, ``--yes``); the rest ask
-        the person where one can answer (the app, a terminal) and wait where none can (``-p``)."""
+        the person where one can answer (the app, a terminal) and wait where none can (``-p``).
+        ``first``: the `-p` message (an ``@path`` it cannot attach fails before a process exists)."""
         from vance_cli.runtime.approvals import ApprovalGate
 
         scopes, settings = load_context()
         runtime = Runtime(scopes, settings, model_factory=model_factory)
         runtime.approvals = ApprovalGate(scopes, settings, allow=allow, yes=yes, bus=runtime.bus)
         chat = ChatSession.open(runtime, recipe=recipe, model=model, resume=resume, continue_last=continue_last,
-                                all_folders=all_folders, pick=pick)
+                                all_folders=all_folders, pick=pick, first=first)
         if printer:
             runtime.bus.subscribe(JsonLinesPrinter() if json_out else HeadlessPrinter(verbose=not quiet, root=chat.pid))
         return cls(chat=chat, json_out=json_out, quiet=quiet)
@@ -68,11 +70,18 @@ class LineChat:
         from vance_cli.engines import awaiting_approval
 
         with self.runtime.session(self.chat.pid) as process:
-            self.chat.send(process, text)
+            self.chat.send(process, self._attached(process, text))
             asyncio.run(self._drive_and_close(process))
             if not self.json_out and not self.quiet:
                 err(f"[{process.id} {process.status.value}]")
             return awaiting_approval(process) is not None
+
+    def _attached(self, process: Process, text: str) -> str:
+        """What the model gets for ``text``: its ``@path`` files attached (said on stderr)."""
+        attached = self.chat.attach(process, text)
+        if attached.summary() and not self.quiet:
+            err(attached.summary())
+        return attached.message
 
     async def _drive_and_close(self, process: Process) -> None:
         try:
@@ -137,7 +146,12 @@ class LineChat:
                 if problem:
                     err(f"{problem}; it was not sent")
                     continue
-                self.chat.send(process, line.rstrip("\n"))
+                try:
+                    message = self._attached(process, line.rstrip("\n"))
+                except VanceError as exc:
+                    err(exc.render())
+                    continue
+                self.chat.send(process, message)
                 await self._drive(process)
         finally:
             await self.runtime.aclose()

@@ -62,7 +62,8 @@ FILE_READ_PARAMETERS: dict[str, Any] = {
 }
 
 
-def _sniff_binary(path: Path) -> bool:
+def looks_binary(path: Path) -> bool:
+    """The file's first 8 KB hold a NUL byte or are not UTF-8 (file_read and @path attachments refuse it)."""
     with open(path, "rb") as f:
         head = f.read(_BINARY_SNIFF_BYTES)
     if b"\x00" in head:
@@ -155,7 +156,7 @@ def _file_read_sync(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not target.is_file():
         return ToolResult.error(f"{shown!r} is not a regular file")
     size = target.stat().st_size
-    if _sniff_binary(target):
+    if looks_binary(target):
         return ToolResult.error(f"{shown!r} looks like a binary file ({size:,} bytes); file_read reads text only")
 
     out = _read_text(target, offset, limit)
@@ -281,10 +282,12 @@ def _scan(
     notes: list[str],
     hidden: Callable[[Path], bool] = lambda _path: False,
     counts: dict[str, int] | None = None,
+    skip: frozenset[str] = SKIP_DIRS,
 ) -> bool:
     """Append entries in sorted order (a folder's contents right after it); True when capped.
 
-    An entry ``hidden`` says is a secret (what file_read refuses) is left out, and counted."""
+    An entry ``hidden`` says is a secret (what file_read refuses) is left out, and counted; folders
+    named in ``skip`` are not entered when ``recursive``."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -293,7 +296,7 @@ def _scan(
         return False
     for entry in entries:
         is_dir = entry.is_dir(follow_symlinks=False)
-        if recursive and is_dir and entry.name in SKIP_DIRS:
+        if recursive and is_dir and entry.name in skip:
             continue
         if _hidden_entry(entry, hidden):
             if counts is not None:
@@ -306,9 +309,19 @@ def _scan(
             notes.append(_NOT_UTF8_NOTE)
         rel = f"{prefix}{shown}"
         out.append(_entry(entry, rel))
-        if recursive and is_dir and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes, hidden, counts):
+        if recursive and is_dir and _scan(Path(entry.path), f"{rel}/", recursive, out, cap, notes, hidden, counts, skip):
             return True
     return False
+
+
+def workspace_paths(ctx: ToolContext, *, cap: int, skip: frozenset[str] = SKIP_DIRS) -> list[str]:
+    """The workspace's files and folders (a folder as ``name/``), as file_list walks it: sorted,
+    secrets left out, folders in ``skip`` not entered, at most ``cap``."""
+    root, target = resolve_for_tool(ctx, ".")
+    entries: list[dict[str, Any]] = []
+    secrets = secret_paths(ctx)
+    _scan(target, "", True, entries, cap, [], lambda path: is_hidden(root, path, secrets), None, skip)
+    return [e["path"] + ("/" if e["type"] == "dir" else "") for e in entries]
 
 
 def _format_entry(e: dict[str, Any]) -> str:

@@ -2,10 +2,16 @@
 
 It paints first and imports the model's client (litellm) in a thread afterwards. Ctrl+C is the
 app's binding (priority: it works wherever the focus is) and goes to the screen's ``interrupt``.
+
+What exists once the app is up and the model's client is imported (modules, classes, the
+screen) lives as long as the app: it is frozen out of the garbage collector's full collections
+(``gc.freeze``; given back on exit), which otherwise walk it again every second or two while a
+reply streams and hold the keys meanwhile (issue 16, bench/bench_stream.py).
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from textual import events
@@ -77,6 +83,7 @@ class VanceApp(App):
         return super().get_default_screen()
 
     def on_mount(self) -> None:
+        gc.freeze()  # the app's long-lived objects (see the module's docstring)
         if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
             self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate
         if self.controller is not None and self.run_source is None and self.preload:
@@ -167,6 +174,7 @@ class VanceApp(App):
             await self.controller.prepare_model()
         except Exception:  # noqa: BLE001 - the first turn reports model problems properly
             pass
+        gc.freeze()  # litellm's modules too (several hundred thousand objects)
 
     async def ask_approval(self, request):
         """The person's answer to a tool call that needs approval (tui/screens/approval_screen.py)."""
@@ -204,6 +212,7 @@ class VanceApp(App):
         self.push_screen(RunScreen(ProcessFileSource(store, pid), closable=True))
 
     async def on_unmount(self) -> None:
+        gc.unfreeze()
         if self.controller is not None:
             await self.controller.runtime.aclose()
 

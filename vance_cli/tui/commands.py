@@ -35,7 +35,8 @@ COMMANDS: tuple[Command, ...] = (
 BY_NAME = {c.name: c for c in COMMANDS}
 
 KEYS_HELP = (
-    "Enter send · Ctrl+J or Alt+Enter new line · ↑/↓ history · Tab complete a command · "
+    "Enter send · Ctrl+J or Alt+Enter new line · ↑/↓ history · Ctrl+R search the history · "
+    "Tab complete a command or an @path · `@path` attaches a file of the workspace · "
     "Ctrl+C stop the turn (twice: quit) · Ctrl+D on an empty prompt quit · F2 journal · "
     "Esc leave the prompt and back (never stops work) · typing anywhere types in the prompt · "
     "Enter on a message copies it · `\\/` starts a message with `/` · `\\\\` at the end sends one `\\`"

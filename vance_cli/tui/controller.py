@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import time
+from pathlib import Path
 
 from vance_cli.engines.base import turn_open
 from vance_cli.events import Event, EventBus
 from vance_cli.runtime.runner import Runtime
-from vance_cli.runtime.session import ChatSession
+from vance_cli.runtime.session import ChatSession, attach_in
 from vance_cli.store.process import Process
+from vance_cli.tools.attach import Attached
 from vance_cli.tui.status import StatusInfo, status_info
 
 
@@ -96,6 +98,23 @@ class ChatController:
         process = self.runtime.new_process(name, model=model)
         self.model_override = None
         return self.open(process.id)
+
+    @property
+    def workspace(self) -> Path:
+        """The folder the open process works in (this folder while none is open)."""
+        process = self.process
+        return Path(process.workspace) if process is not None and process.workspace else self.runtime.scopes.cwd
+
+    def attach(self, text: str) -> Attached:
+        """``text`` with its ``@path`` files attached, as the line mode does (runtime/session.py)."""
+        return attach_in(self.runtime, self.workspace, text)
+
+    def workspace_paths(self) -> list[str]:
+        """The files and folders of the workspace, for ``@`` completion."""
+        from vance_cli.tools.attach import workspace_listing
+        from vance_cli.tools.base import ToolContext
+
+        return workspace_listing(ToolContext(workspace=self.workspace, settings=self.runtime.settings))
 
     def resolve(self, prefix: str) -> str:
         return self.runtime.store.resolve_id(prefix)

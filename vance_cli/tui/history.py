@@ -1,4 +1,7 @@
-"""The prompt's input history, persisted per scope (project scope if there is one, else the user's)."""
+"""The prompt's input history, persisted per scope (project scope if there is one, else the user's).
+
+↑/↓ walk it (``previous``/``next``); Ctrl+R searches it (``search``, the prompt's reverse search).
+"""
 
 from __future__ import annotations
 
@@ -61,3 +64,19 @@ class InputHistory:
             self._cursor = None
             return self._draft
         return self.entries[self._cursor]
+
+    def reset(self) -> None:
+        """Forget where ↑/↓ stood (an entry was taken by other means: the search)."""
+        self._cursor = None
+
+    def search(self, query: str, before: int | None = None) -> int | None:
+        """The index of the newest entry older than ``before`` (None: all) that holds ``query``,
+        or None. Case matters only when the query has a capital letter (smart case)."""
+        fold = query == query.lower()
+        needle = query.lower() if fold else query
+        start = len(self.entries) if before is None else min(before, len(self.entries))
+        for i in range(start - 1, -1, -1):
+            entry = self.entries[i]
+            if needle in (entry.lower() if fold else entry):
+                return i
+        return None

@@ -32,6 +32,7 @@ from vance_cli.events import (
     UsageEvent,
 )
 from vance_cli.store.transcript import Entry, entries
+from vance_cli.tools.attach import Attached, split_attached
 from vance_cli.tui import commands
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
@@ -47,6 +48,7 @@ from vance_cli.tui.widgets.tool_line import ToolLine
 from vance_cli.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
+LISTING_SECONDS = 5.0  # how long the workspace's listing for @ completion is reused
 
 
 def _take_keys(app) -> None:
@@ -72,6 +74,7 @@ class ChatScreen(Screen):
         self.turn_worker: Worker | None = None
         self._tools: dict[str, tuple[ToolLine, float]] = {}
         self._quit_armed_at: float | None = None
+        self._listing: tuple[float, list[str]] | None = None  # (when, the workspace's paths)
 
     def compose(self) -> ComposeResult:
         yield TodoBox(id="todos")
@@ -90,7 +93,9 @@ class ChatScreen(Screen):
         self.query_one(JournalPanel).display = False
         self.controller.subscribe(self._on_bus_event)
         self.load_process()
-        self.query_one(PromptInput).focus()
+        prompt = self.query_one(PromptInput)
+        prompt.path_source = self.workspace_paths
+        prompt.focus()
         if self.pick:
             self.refresh_status("pick a chat to resume")
             self.open_picker(leave_on_cancel=True, all_folders=self.pick_all_folders)
@@ -121,7 +126,10 @@ class ChatScreen(Screen):
         lines: dict[str, ToolLine] = {}
         for e in items:
             if e.kind == "user":
-                out.append(MessageView(e.text, "user"))
+                typed, files = split_attached(e.text)
+                out.append(MessageView(typed, "user"))
+                if files:
+                    out.append(NoteLine(Attached(e.text, files).summary(), "info"))
             elif e.kind == "message":
                 out.append(MessageView(e.text, "assistant"))
             elif e.kind == "call":
@@ -191,9 +199,22 @@ class ChatScreen(Screen):
     def turn_running(self) -> bool:
         return self.turn_worker is not None and not self.turn_worker.is_finished
 
+    def workspace_paths(self) -> list[str]:
+        """The workspace's paths for ``@`` completion (listed again after ``LISTING_SECONDS``)."""
+        now = time.monotonic()
+        if self._listing is None or now - self._listing[0] > LISTING_SECONDS:
+            self._listing = (now, self.controller.workspace_paths())
+        return self._listing[1]
+
     @on(PromptInput.Changed)
     def _hint(self, event: PromptInput.Changed) -> None:
-        self.query_one(CommandHints).show_for(event.text_area.text)
+        prompt = self.query_one(PromptInput)
+        hints = self.query_one(CommandHints)
+        word = prompt.at_word() if prompt.search is None else None
+        if word is not None:
+            hints.show_paths(word, prompt.path_matches() or [])
+        else:
+            hints.show_for(event.text_area.text)
 
     def on_submitted(self, message: Submitted) -> None:
         text = message.text
@@ -207,7 +228,19 @@ class ChatScreen(Screen):
                 self.start_turn(None)
             return
         text = commands.message_text(text)
+        try:
+            attached = self.controller.attach(text)
+        except VanceError as exc:  # an @path the file tools refuse: nothing is sent, the text comes back
+            self.note(exc.render(), "error")
+            prompt = self.query_one(PromptInput)
+            if not prompt.text:
+                prompt.load_text(message.text)
+                prompt.move_cursor(prompt.document.end)
+            return
         self.transcript.add(MessageView(text, "user"))
+        if attached.summary():
+            self.note(attached.summary(), "info")
+        text = attached.message
         if self.turn_running:
             # taken in by the engine after the running turn, like any message that arrives meanwhile
             self.controller.runtime.send(self.controller.process, text)

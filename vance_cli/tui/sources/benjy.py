@@ -6,6 +6,12 @@ there for the person's answer (``answer()`` only hands the text over) and goes o
 engine work therefore happens in that one worker; cancelling it is the hard stop (the runtime
 saves the process at the await it was in). ``stop()`` is the soft one: the run ends at its next
 safe point (between two tasks), SUSPENDED and resumable.
+
+While it waits for the answer nothing holds the run's lock, so another command may answer it:
+``vance benjy watch`` (or ``/attach``) puts the answer in the run's inbox, ``vance benjy answer``
+drives the run itself. The wait reads the process file every ``POLL_SECONDS``: an answer in the
+inbox is taken in by driving the run here; a run another vance drives is followed from its file
+(as ``benjy watch`` follows it) until it waits for an answer again (then this screen asks) or ends.
 """
 
 from __future__ import annotations
@@ -14,12 +20,24 @@ import asyncio
 import time
 from typing import ClassVar
 
-from vance_cli.errors import StoreError
-from vance_cli.events import Event, StatusChanged, TodosUpdated, UsageEvent
+from vance_cli.errors import ProcessLocked, StoreError
+from vance_cli.events import Event, JournalEvent, StatusChanged, TodosUpdated, UsageEvent
 from vance_cli.runtime.benjy_service import BenjyService, RunResult
+from vance_cli.store.lock import describe_holder
 from vance_cli.store.process import Process, Status
 from vance_cli.tui.sources.base import Emit, RunSource
+from vance_cli.tui.sources.files import ProcessFileSource
 from vance_cli.tui.status import StatusInfo, pending_question, status_info
+
+POLL_SECONDS = 0.25  # how often a run waiting for an answer reads its file (answered elsewhere?)
+SHOW_SECONDS = 0.05  # the screen's turn to paint an answer found on disk, before the drive starts
+
+
+def _answered(process: Process) -> str | None:
+    """The answer waiting in the inbox of a BLOCKED run (put there by another command), or None."""
+    if process.status != Status.BLOCKED:
+        return None
+    return next((item.content for item in process.inbox if item.kind == "user"), None)
 
 
 class BenjyRunSource(RunSource):
@@ -38,6 +56,7 @@ class BenjyRunSource(RunSource):
         self._answering = False
         self._dirty = True
         self._emit: Emit | None = None
+        self.elsewhere: str | None = None  # who drives the run while another vance does
 
     # --- what the screen reads ----------------------------------------------------------------
 
@@ -68,6 +87,8 @@ class BenjyRunSource(RunSource):
         return status_info(process, running_since=self.running_since)
 
     def status_note(self) -> str:
+        if self.elsewhere:
+            return self.elsewhere
         if not self.running and self.result is not None and self.result.stopped:
             return "stopped here · r continues"
         return ""
@@ -87,7 +108,8 @@ class BenjyRunSource(RunSource):
             self._emit(event)
 
     async def run(self, emit: Emit) -> None:
-        """Drive the run until it ends (DONE, a failure, a stop); a question waits for the answer."""
+        """Drive the run until it ends (DONE, a failure, a stop); a question waits for the answer
+        (typed here, or given by another command: see the module's docstring)."""
         self._emit = emit
         self.service.clear_stop()
         self.error = None
@@ -95,32 +117,110 @@ class BenjyRunSource(RunSource):
         text, self.first_answer = self.first_answer, None
         try:
             while True:
-                self.running_since = time.time()
-                self.result = None  # a drive that is cut off must not leave the last one's result
                 try:
-                    if text is None:
-                        self.result = await self.service.run(self.process_id)
-                    else:
-                        self.result = await self.service.answer(self.process_id, text)
-                except BaseException as exc:
-                    self.error = exc
-                    raise
-                finally:
-                    self.running_since = None
-                    self._answering = False
-                    self._dirty = True
-                self.process = self.result.process
-                self._dirty = False
-                status = self.result.status
-                if self.service.stop_requested and status not in (Status.DONE, Status.BLOCKED):
-                    self.result.stopped = True
-                # Nothing drives the run now: the screen re-reads the status (no timer, the question).
-                emit(StatusChanged(self.process_id, status.value, status.value, self.process.status_reason))
-                if status != Status.BLOCKED or self.result.stopped:
+                    if not await self._drive(emit, text):
+                        return
+                except ProcessLocked:  # another vance took the run first: follow it
+                    pass
+                else:
+                    text = await self._answer_or_change()
+                    if text is not None:
+                        continue
+                while True:  # the run moved on without this screen: see where it stands
+                    how = await self._follow(emit)
+                    if how != "wait":
+                        break
+                    text = await self._answer_or_change()
+                    if text is not None:
+                        break
+                if how == "ended":
                     return
-                text = await self._answers.get()
+                # "drive": an answer waits in its inbox and nobody drives the run; or one typed here.
+                # The screen takes the news (question answered) before the drive holds the loop.
+                await asyncio.sleep(SHOW_SECONDS)
         finally:
+            self.elsewhere = None
             unsubscribe()
+
+    async def _drive(self, emit: Emit, text: str | None) -> bool:
+        """One drive (with ``text`` as the answer, or taking in what the inbox holds); True when the
+        run stopped on a question and waits for its answer. ProcessLocked: another vance drives it."""
+        self.running_since = time.time()
+        self.result = None  # a drive that is cut off must not leave the last one's result
+        try:
+            if text is None:
+                self.result = await self.service.run(self.process_id)
+            else:
+                self.result = await self.service.answer(self.process_id, text)
+        except ProcessLocked as exc:
+            if text is not None:
+                emit(JournalEvent(self.process_id, f"your answer was not taken: {exc.message}", "warning"))
+            raise
+        except BaseException as exc:
+            self.error = exc
+            raise
+        finally:
+            self.running_since = None
+            self._answering = False
+            self._dirty = True
+        self.process = self.result.process
+        self._dirty = False
+        status = self.result.status
+        if self.service.stop_requested and status not in (Status.DONE, Status.BLOCKED):
+            self.result.stopped = True
+        # Nothing drives the run now: the screen re-reads the status (no timer, the question).
+        emit(StatusChanged(self.process_id, status.value, status.value, self.process.status_reason))
+        return status == Status.BLOCKED and not self.result.stopped
+
+    async def _answer_or_change(self) -> str | None:
+        """The answer typed here; None once the file says the run moved on without this screen (an
+        answer in its inbox, or another status: another vance drives it)."""
+        getter = asyncio.ensure_future(self._answers.get())
+        try:
+            while True:
+                done, _ = await asyncio.wait({getter}, timeout=POLL_SECONDS)
+                if done:
+                    return getter.result()
+                try:
+                    process = self.store.load(self.process_id)
+                except StoreError:
+                    continue  # being replaced right now
+                if process.status != Status.BLOCKED or _answered(process) is not None:
+                    return None
+        finally:
+            getter.cancel()  # an answer that arrives meanwhile stays in the queue
+
+    async def _follow(self, emit: Emit) -> str:
+        """Follow the run from its file while another vance drives it: "drive" (an answer waits in
+        its inbox and nobody drives it), "wait" (a new question) or "ended" (DONE, failed, stopped)."""
+        files = ProcessFileSource(self.store, self.process_id)
+        if self.process is not None:
+            files.prime(self.process)
+        told = False
+        while True:
+            files.poll(emit)
+            process = files.process
+            if process is not None:
+                self.process, self._dirty = process, False
+                answer = _answered(process)
+                if answer is not None and not told:
+                    emit(JournalEvent(self.process_id, f"**answered elsewhere**: {answer}"))
+                    told = True
+                holder = self.store.holder(self.process_id)
+                if holder is None:
+                    self.elsewhere = None
+                    if process.status == Status.BLOCKED:
+                        return "drive" if answer is not None else "wait"
+                    # DONE, failed, stopped (or RUNNING with nobody driving it: r continues it here)
+                    self.result = RunResult(process)
+                    emit(StatusChanged(self.process_id, process.status.value, process.status.value, process.status_reason))
+                    return "ended"
+                if process.status != Status.BLOCKED:  # (BLOCKED: an answer being written)
+                    if self.elsewhere is None:
+                        emit(JournalEvent(self.process_id, f"*the run goes on in {describe_holder(holder)}*"))
+                        self.elsewhere = f"driven by vance pid {holder.get('pid', '?')}"
+                        emit(StatusChanged(self.process_id, process.status.value, process.status.value, process.status_reason))
+            await asyncio.sleep(POLL_SECONDS)
 
     async def answer(self, text: str) -> None:
         """Hand the answer to the running ``run()``, which continues the run with it."""

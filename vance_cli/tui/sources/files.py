@@ -64,6 +64,11 @@ class ProcessFileSource(RunSource):
             return f"answered · taken in when the run goes on (vance benjy resume {process.id})"
         return ""
 
+    def prime(self, process: Process) -> None:
+        """Start from ``process`` as a screen already shows it: the next poll emits only what changed."""
+        self.process = process
+        self._journal_seen = len(journal_texts(process))
+
     def poll(self, emit: Emit) -> None:
         """Read the file once and emit what changed since the last read."""
         try:

@@ -14,6 +14,13 @@ of siblings overlap there; across widgets they would add up): the later piece's 
 loses its top margin (the earlier piece's last block keeps its bottom one), a level-1/2 heading
 gets its extra line back as the piece's own margin, and a list cut between two items shows no gap.
 A message shorter than ``CHUNK`` is one plain Markdown widget, as before.
+
+A settled piece far from the view is parked (``park_outside``): its blocks are removed and it
+keeps its height as an empty widget, so a long reply costs a layout only the blocks near the view
+(Textual's compositor places every widget of the screen at every layout, on screen or not: a
+64 KB reply was ~1,450 block widgets and ~130 ms a layout). It is parsed again when it comes near
+the view. After a width change a parked piece's height is an estimate (its old height scaled by
+the widths) until it is shown again.
 """
 
 from __future__ import annotations
@@ -118,6 +125,7 @@ class Piece(Markdown):
         self._fixed: dict[MarkdownBlock, tuple[bool, bool]] = {}  # margins set by ``fix_margins``
         self.after_cut = False  # a piece before it: its first block loses its top margin
         self.list_continues = False  # its last list goes on in the next piece: no bottom margin
+        self.parked: tuple[int, int] | None = None  # (height, width) when parked (see ``park``)
 
     def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
         async def applied() -> None:
@@ -135,12 +143,57 @@ class Piece(Markdown):
     def ready(self) -> bool:
         return self._initial_markdown is None and self._busy is not None and self._busy.is_done
 
+    def park(self) -> None:
+        """Drop the blocks, keep the height: nothing to lay out while the piece is out of view."""
+        size = self.outer_size
+        self.parked = (size.height, size.width)
+        self.styles.height = size.height
+        self._fixed = {}
+        removed = self.remove_children()
+
+        async def let_go() -> None:
+            # A parked piece keeps no reference to its removed blocks (their content and caches,
+            # hundreds of objects each: a 64 KB reply left ~300,000 for every full collection of
+            # the garbage collector to walk, a pause of ~0.3-1.5 s). Textual keeps two: the last
+            # list of displayed children (until asked again) and the cached arrangements (until
+            # four newer ones; a parked piece is laid out at one size, once).
+            await removed
+            self.displayed_children  # noqa: B018
+            clear = getattr(self, "_clear_arrangement_cache", None)  # Textual's own (widget.py)
+            if clear is not None:
+                clear()
+
+        self.call_later(let_go)
+
+    def park_width(self, width: int) -> None:
+        """The view is ``width`` wide now: a parked piece's height, scaled (shown again: exact)."""
+        if self.parked is not None and width and self.parked[1] and width != self.parked[1]:
+            height = max(1, round(self.parked[0] * self.parked[1] / width))
+            self.parked = (height, width)
+            self.styles.height = height
+
+    def unpark(self, text: str) -> None:
+        """Parse ``text`` (the piece's own) again: it comes into view. It keeps its height until
+        its blocks are in (the text around it does not jump)."""
+        self.parked = None
+        self._appendable = False
+        update = Markdown.update(self, text)
+
+        async def built() -> None:
+            await update
+            self.styles.clear_rule("height")
+
+        self._then_fix(AwaitComplete(built()))
+
     def change(self, old: str, new: str) -> None:
         """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
 
         Textual 8.2's ``append`` after an ``update`` with text loses a list's first item (the
         line count it keeps is one short when the text ends in a newline), and appending after an
         empty start does not: so a piece that was set is emptied and then appended to."""
+        if self.parked is not None:
+            self.unpark(new)
+            return
         if self._appendable and new.startswith(old):
             self._then_fix(Markdown.append(self, new[len(old):]))
             return
@@ -217,6 +270,28 @@ class MarkdownPieces(Vertical):
         piece = Piece(text)
         self._flags(piece, i, cuts)
         return piece
+
+    @property
+    def pieces(self) -> list[Piece]:
+        return list(self.query_children(Piece))
+
+    def park_outside(self, top: int, bottom: int) -> None:
+        """Park the settled pieces that lie wholly outside screen lines [top, bottom); show again
+        the parked ones inside. The last piece (it may still grow) is never parked."""
+        widgets = self.pieces
+        last = len(self._shown) - 1
+        for i, piece in enumerate(widgets):
+            region = piece.region
+            if not region.height:
+                continue
+            outside = region.bottom <= top or region.y >= bottom
+            if piece.parked is not None:
+                if not outside and i < len(self._shown):
+                    piece.unpark(self._shown[i])
+                elif piece.parked[1] != region.width:
+                    piece.park_width(region.width)
+            elif outside and i < last and piece.ready:
+                piece.park()
 
     def set_text(self, text: str) -> None:
         self._wanted = text

@@ -2,7 +2,10 @@
 
 A long chat stays responsive because only the newest ``max_mounted`` entries are widgets; older
 ones are pruned (as Toad does) and counted in a line at the top. The process file keeps them all
-(``vance show ID`` prints the whole transcript).
+(``vance show ID`` prints the whole transcript). Within the entries kept, the Markdown of a
+long reply far from the view is parked (``MarkdownPieces.park_outside``): after every layout or
+scroll the pieces more than ``PARK_MARGIN`` views above or below it drop their widgets, and the
+ones that come near it are parsed again.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from textual.widgets import Static
 
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.following import FollowingScroll
+from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 MAX_MOUNTED = 60
+PARK_MARGIN = 1.0  # views above and below the view whose Markdown stays built
 
 
 class Transcript(FollowingScroll):
@@ -28,10 +33,41 @@ class Transcript(FollowingScroll):
         self.hidden = 0
         self._marker = Static("", classes="pruned")
         self._stream: StreamingMessage | None = None
+        self._parking_due = False
 
     def on_mount(self) -> None:
         self._marker.display = False
         self.mount(self._marker)
+
+    # --- parking: only the Markdown near the view is built ------------------------------------
+
+    def _schedule_parking(self) -> None:
+        if not self._parking_due and self.is_mounted:
+            self._parking_due = True
+            self.call_after_refresh(self.park)
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        self._schedule_parking()
+
+    def _scroll_update(self, virtual_size) -> None:
+        super()._scroll_update(virtual_size)
+        self._schedule_parking()
+
+    def on_resize(self) -> None:
+        self._schedule_parking()
+
+    def park(self) -> None:
+        """Park the pieces far from the view, build again the ones near it (as laid out now)."""
+        self._parking_due = False
+        view = self.region
+        if not view.height:
+            return
+        margin = round(view.height * PARK_MARGIN)
+        top, bottom = view.y - margin, view.bottom + margin
+        for entry in self.children:
+            for body in entry.query_children(MarkdownPieces):
+                body.park_outside(top, bottom)
 
     @property
     def entries(self) -> list[Widget]:
