@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
+from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 from vance_cli.text import json_depth, safe_data
@@ -125,18 +125,19 @@ def is_future_dated(process: Process, now: float | None = None) -> bool:
     return process.updated > (time.time() if now is None else now) + FUTURE_SLACK
 
 
-def _serialize(process: Process) -> str:
+def _serialize(process: Process) -> bytes:
     # pydantic's serializer runs in Rust; json.dumps with indent falls back to the pure-Python
-    # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py).
+    # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py). Its bytes are
+    # written as they are (model_dump_json would decode them to text, to be encoded again).
     try:
-        return process.model_dump_json(indent=2) + "\n"
+        return Process.__pydantic_serializer__.to_json(process, indent=2) + b"\n"
     except PydanticSerializationError as exc:
         if "depth" in str(exc):
             raise _too_deep_to_save(process) from None
         # A lone surrogate somewhere outside the history's text (which is cleaned as it enters):
         # written as U+FFFD rather than leaving a process that can never be saved again.
         try:
-            return json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+            return (json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
         except (ValueError, RecursionError):
             raise _too_deep_to_save(process) from None
 
@@ -190,7 +191,7 @@ class ProcessStore:
     def _write(self, process: Process, *, exclusive: bool) -> None:
         path = self.path(process.id)
         try:
-            atomic_write_text(path, _serialize(process), exclusive=exclusive)
+            atomic_write_bytes(path, _serialize(process), exclusive=exclusive)
         except FileExistsError:
             raise
         except OSError as exc:  # read-only or full state folder: say which file and why
