@@ -34,11 +34,11 @@ _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CORRUPT_HINT = "it was kept untouched; fix or move it away"
 
 
-class _Unreadable(Exception):
-    """Why a process file could not be turned into a Process (internal)."""
+class Unreadable(Exception):
+    """Why a process file could not be read (its message is the reason, for a person)."""
 
 
-def _validation_reason(exc: ValidationError) -> str:
+def validation_reason(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -52,13 +52,16 @@ def _validation_reason(exc: ValidationError) -> str:
 MAX_PROCESS_DEPTH = 200
 
 
-def _free_form_depth(data: dict[str, Any]) -> int:
+def _free_form_depth(data: dict[str, Any], *, history: bool = True) -> int:
     """The nesting depth of the parts of a process file that may hold any JSON (engine_params,
     recipe, meta, a message's meta and extras, a call's extra); the typed parts cannot nest. Only
-    those are walked: a long history costs a few dict lookups per message."""
+    those are walked: a long history costs a few dict lookups per message (``history=False``:
+    none, for a listing that does not read the history)."""
     best = 0
     for key, value in data.items():
         if key == "history" and isinstance(value, list):
+            if not history:
+                continue
             for message in value:
                 if not isinstance(message, dict):
                     continue
@@ -75,45 +78,54 @@ def _free_form_depth(data: dict[str, Any]) -> int:
     return best
 
 
-def _read_process(path: Path) -> Process:
+def read_process_data(path: Path, *, history: bool = True) -> dict[str, Any]:
+    """The JSON object of a process file, checked for what every reader needs (UTF-8, JSON, an
+    object, not nested deeper than it can be saved again, not written by a newer vance); not yet
+    a Process. ``history=False``: the history's depth is not walked (store/listing.py). Raises
+    Unreadable with the reason."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise _Unreadable(f"cannot read it: {exc.strerror}") from exc
+        raise Unreadable(f"cannot read it: {exc.strerror}") from exc
     try:
         data: Any = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise _Unreadable(f"not UTF-8 text (byte {exc.start})") from exc
+        raise Unreadable(f"not UTF-8 text (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise _Unreadable(
+        raise Unreadable(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
     except ValueError as exc:  # an integer of more than 4,300 digits
-        raise _Unreadable(f"invalid JSON: {exc}") from exc
+        raise Unreadable(f"invalid JSON: {exc}") from exc
     except RecursionError as exc:
-        raise _Unreadable("invalid JSON: nested too deeply") from exc
+        raise Unreadable("invalid JSON: nested too deeply") from exc
     if not isinstance(data, dict):
-        raise _Unreadable(f"expected a JSON object, found {type(data).__name__}")
-    depth = _free_form_depth(data)
+        raise Unreadable(f"expected a JSON object, found {type(data).__name__}")
+    depth = _free_form_depth(data, history=history)
     if depth > MAX_PROCESS_DEPTH:
-        raise _Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
+        raise Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
     version = data.get("schema_version", SCHEMA_VERSION)
     if (
         isinstance(version, int)
         and not isinstance(version, bool)
         and version > SCHEMA_VERSION
     ):
-        raise _Unreadable(
+        raise Unreadable(
             f"written by a newer vance (schema_version {version}; this vance reads up to {SCHEMA_VERSION}); upgrade vance"
         )
+    return data
+
+
+def _read_process(path: Path) -> Process:
+    data = read_process_data(path)
     try:
         process = Process.model_validate(data)
     except ValidationError as exc:
-        raise _Unreadable(_validation_reason(exc)) from exc
+        raise Unreadable(validation_reason(exc)) from exc
     except RecursionError as exc:
-        raise _Unreadable("its content is nested too deeply") from exc
+        raise Unreadable("its content is nested too deeply") from exc
     if process.id != path.stem:
-        raise _Unreadable(f"its id {process.id!r} does not match the file name")
+        raise Unreadable(f"its id {process.id!r} does not match the file name")
     return process
 
 
@@ -223,7 +235,7 @@ class ProcessStore:
             )
         try:
             return _read_process(path)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             raise CorruptProcessFile(
                 f"process file {path} is unreadable: {exc}", hint=_CORRUPT_HINT
             ) from exc
@@ -235,7 +247,7 @@ class ProcessStore:
         for path in sorted(self._files()):
             try:
                 processes.append(_read_process(path))
-            except _Unreadable as exc:
+            except Unreadable as exc:
                 corrupt.append((path, str(exc)))
             except FileNotFoundError:  # pragma: no cover - removed while listing
                 continue
