@@ -24,6 +24,8 @@ POINTS = (
     "deliver.parent_saved",  # the child's reply is in the parent's inbox, the child is not marked
     "deliver.taken_in",  # Benjy saved its worker's reply as taken in; the worker is not closed yet
     "deliver.child_marked",  # the delivery is complete on both sides
+    "store.log_written",  # a new history log is on disk, the process file does not name it yet
+    "store.log_appended",  # messages appended to the history log, the process file not saved yet
 )
 
 _target: tuple[str, int] | None = None

@@ -151,7 +151,8 @@ def _verify(name: str, home: Path, ws: Path, pid: str, stdout: str) -> str | Non
 def test_every_crash_point_is_covered_by_a_case():
     # deliver.parent_saved is the delivery to a parent that does not record its workers (a chat
     # hub); a Benjy run never passes it. tests/runtime/test_scheduler.py crashes there by hand.
-    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved"}
+    # The store's history-log points need a long chat: tests/store/test_history_log.py.
+    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved", "store.log_written", "store.log_appended"}
     assert len(CASES) >= 20
 
 

@@ -7,6 +7,7 @@ exactly as it was for the user to fix or move away.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
+from vance_cli.store import history_log
 from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
@@ -117,7 +119,7 @@ def read_process_data(path: Path, *, history: bool = True) -> dict[str, Any]:
 
 
 def _read_process(path: Path) -> Process:
-    data = read_process_data(path)
+    data, logged = _read_with_log(path)
     try:
         process = Process.model_validate(data)
     except ValidationError as exc:
@@ -126,7 +128,37 @@ def _read_process(path: Path) -> Process:
         raise Unreadable("its content is nested too deeply") from exc
     if process.id != path.stem:
         raise Unreadable(f"its id {process.id!r} does not match the file name")
+    if logged is not None:
+        name, count, size = logged
+        process._history_log = history_log.HistoryLog(name, count, size, process.history, process.history[count - 1])
     return process
+
+
+def _read_with_log(path: Path) -> tuple[dict[str, Any], tuple[str, int, int] | None]:
+    """The process file's JSON with the whole history (the log's messages first), and the log's
+    (file, messages, bytes) when it has one."""
+    for retry in (False, True):
+        data = read_process_data(path)
+        ref = data.pop(history_log.KEY, None)
+        if ref is None:
+            return data, None
+        try:
+            messages, name, count, size = history_log.read(path, ref)
+            break
+        except FileNotFoundError as exc:
+            if retry:
+                raise Unreadable(str(exc)) from None
+            # a save moved the history to a new log between the two reads: read the file again
+        except history_log.LogError as exc:
+            raise Unreadable(str(exc)) from None
+    tail = data.get("history", [])
+    if not isinstance(tail, list):
+        raise Unreadable(f"history: must be a list after its log, found {type(tail).__name__}")
+    depth = _free_form_depth({"history": messages})
+    if depth > MAX_PROCESS_DEPTH:
+        raise Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
+    data["history"] = messages + tail
+    return data, (name, count, size)
 
 
 FUTURE_SLACK = 86_400.0
@@ -137,21 +169,26 @@ def is_future_dated(process: Process, now: float | None = None) -> bool:
     return process.updated > (time.time() if now is None else now) + FUTURE_SLACK
 
 
-def _serialize(process: Process) -> bytes:
+def _serialize(process: Process, log: history_log.HistoryLog | None = None) -> bytes:
+    """The process file: the process (the history from the end of its ``log``, which it names)."""
+    head = process if log is None else process.model_copy(update={"history": process.history[log.messages:]})
     # pydantic's serializer runs in Rust; json.dumps with indent falls back to the pure-Python
     # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py). Its bytes are
     # written as they are (model_dump_json would decode them to text, to be encoded again).
     try:
-        return Process.__pydantic_serializer__.to_json(process, indent=2) + b"\n"
+        data = Process.__pydantic_serializer__.to_json(head, indent=2)
     except PydanticSerializationError as exc:
         if "depth" in str(exc):
             raise _too_deep_to_save(process) from None
         # A lone surrogate somewhere outside the history's text (which is cleaned as it enters):
         # written as U+FFFD rather than leaving a process that can never be saved again.
         try:
-            return (json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            data = json.dumps(safe_data(head.model_dump(mode="json")), indent=2, ensure_ascii=False).encode("utf-8")
         except (ValueError, RecursionError):
             raise _too_deep_to_save(process) from None
+    if log is not None:  # the note of the log, as the last key of the object
+        data = data[: data.rindex(b"}")].rstrip() + b',\n  "' + history_log.KEY.encode() + b'": ' + json.dumps(log.ref()).encode() + b"\n}"
+    return data + b"\n"
 
 
 def _too_deep_to_save(process: Process) -> StoreError:
@@ -202,12 +239,24 @@ class ProcessStore:
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
         path = self.path(process.id)
+        before = process._history_log
+        log = before
+        process.schema_version = SCHEMA_VERSION  # written in this vance's format (an older one refuses it)
         try:
-            atomic_write_bytes(path, _serialize(process), exclusive=exclusive)
+            log = history_log.place(path, process.history, before)  # a long history's log first
+            atomic_write_bytes(path, _serialize(process, log), exclusive=exclusive)
         except FileExistsError:
+            if log is not None and log is not before:  # a log written for a file that was not ours
+                with contextlib.suppress(OSError):
+                    path.with_name(log.file).unlink()
             raise
+        except PydanticSerializationError:  # a logged message nested too deeply
+            raise _too_deep_to_save(process) from None
         except OSError as exc:  # read-only or full state folder: say which file and why
             raise write_error(path, exc, "process file") from exc
+        process._history_log = log
+        if log is not before and (log is None or before is None or log.file != before.file):
+            history_log.remove_others(path, log)  # the log the file named before, a crash's leftover
 
     def create(self, process: Process) -> None:
         """Write a new process file; StoreError if a file with that id exists."""
