@@ -1,7 +1,8 @@
 """What one Benjy item costs must not grow with the run (issue 20, bench/bench_benjy.py): counted
 here, not timed. Per item: one save of the Benjy process file (the DO step's, which already holds
-IDLE and the worker in flight) and one walk of the workspace (the fingerprint taken when the
-worker's reply comes in is the next DO's "before" while no check command ran in between)."""
+IDLE and the worker in flight), one walk of the workspace (the fingerprint taken when the
+worker's reply comes in is the next DO's "before" while no check command ran in between), and no
+rebuilding of every todo for the TodosUpdated of each transition."""
 
 from __future__ import annotations
 
@@ -29,8 +30,15 @@ def counted(monkeypatch):
         counts["walk"] += 1
         return walk(root)
 
+    dicts = benjy_engine.todo_dicts
+
+    def counting_dicts(todos):
+        counts["todo_dicts"] += 1
+        return dicts(todos)
+
     monkeypatch.setattr(ProcessStore, "save", counting_save)
     monkeypatch.setattr(benjy_engine, "workspace_fingerprint", counting_walk)
+    monkeypatch.setattr(benjy_engine, "todo_dicts", counting_dicts)
     return counts
 
 
@@ -50,6 +58,8 @@ def test_one_save_and_one_workspace_walk_per_item(tmp_path, counted):
     assert more["benjy"] - few["benjy"] == 3, (few, more)
     assert more["walk"] - few["walk"] == 3, (few, more)
     assert few["walk"] == 2 + 1  # one per item, and the first DO's own
+    # the todos as events carry them: kept from one transition to the next, never rebuilt whole
+    assert more.get("todo_dicts", 0) == few.get("todo_dicts", 0) <= 1, (few, more)
 
 
 def test_a_check_command_between_workers_walks_the_workspace_again(tmp_path, counted):

@@ -320,6 +320,7 @@ class BenjyEngine(Engine):
         if not changed:
             return
         todos = list(process.todos)
+        shown = list(self._todo_dicts(process))  # the event's view of them, changed alike
         gone: set[int] = set()
         dirty = False
         for item in changed:
@@ -331,14 +332,29 @@ class BenjyEngine(Engine):
                     dirty = True
             elif pos is None:
                 todos.append(Todo(**entry))
+                shown.append(entry)
                 dirty = True
             elif (todos[pos].text, todos[pos].status) != (entry["text"], entry["status"]):
                 todos[pos] = Todo(**entry)
+                shown[pos] = entry
                 dirty = True
         if not dirty:
             return
-        process.todos = [t for i, t in enumerate(todos) if i not in gone] if gone else todos
-        self._emit(TodosUpdated(process.id, [{"id": t.id, "text": t.text, "status": t.status} for t in process.todos]))
+        if gone:
+            todos = [t for i, t in enumerate(todos) if i not in gone]
+            shown = [t for i, t in enumerate(shown) if i not in gone]
+        process.todos = todos
+        _keep_todo_view(process.id, (todos, shown))
+        self._emit(TodosUpdated(process.id, list(shown)))
+
+    def _todo_dicts(self, process: Process) -> list[dict[str, str]]:
+        """``process.todos`` as the event's dicts, kept from the last update while the list is the
+        same object (not built again for every transition and every wake of a long run)."""
+        kept = _TODO_VIEWS.get(process.id)
+        if kept is None or kept[0] is not process.todos:
+            kept = (process.todos, todo_dicts(process.todos))
+            _keep_todo_view(process.id, kept)
+        return kept[1]
 
     def _spawn(self, process: Process, spawn: Spawn) -> None:
         assert self.cfg is not None
@@ -526,6 +542,22 @@ def workspace_fingerprint(root: Path) -> str | None:
 
 def _entry_name(entry) -> str:
     return entry.name
+
+
+def todo_dicts(todos: list[Todo]) -> list[dict[str, str]]:
+    """Todos as TodosUpdated carries them."""
+    return [{"id": t.id, "text": t.text, "status": t.status} for t in todos]
+
+
+# process id -> (its todos list as last projected, that list as TodosUpdated's dicts)
+_TODO_VIEWS: dict[str, tuple[list[Todo], list[dict[str, str]]]] = {}
+
+
+def _keep_todo_view(pid: str, view: tuple[list[Todo], list[dict[str, str]]]) -> None:
+    _TODO_VIEWS.pop(pid, None)
+    if len(_TODO_VIEWS) >= 16:
+        _TODO_VIEWS.pop(next(iter(_TODO_VIEWS)))
+    _TODO_VIEWS[pid] = view
 
 
 def _todo_position(todos: list[Todo], item_id: int) -> int | None:
