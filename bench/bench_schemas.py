@@ -12,6 +12,12 @@ schema, in its Draft 2020-12 form, as a ``$defs`` entry, repeated until the size
    without it (goal ≤ 1.5×).
 4. named: ``vance structure TEXT --schema contact`` (one model call to a loopback server) with
    the big schema in the registry, against the same without it (goal ≤ 1.3×).
+5. file (issue 20): ``vance structure TEXT --schema FILE`` with the big schema built at three
+   sizes (a quarter, half and all of it): its CPU beyond the same command with a small schema
+   file, less the provider schema's own work (``build_plan`` of the checked schema, timed in a
+   fresh process after one ``check_schema`` of it), against that one check. What is left is the
+   check and reading the file, so a schema checked (and prepared) twice shows as ≥ 2×; goal
+   ≤ 1.5× at every size, and the cost linear in the size. ``--only file`` runs this step alone.
 
 Times are CPU seconds (user + sys) of fresh processes, medians, steadier than wall time on a
 shared machine. ``--before REV`` also runs every step with the code of git revision REV (extracted
@@ -55,7 +61,21 @@ sys.path.insert(0, str(REPO))
 
 CORPUS = REPO / "tests" / "structure" / "corpus" / "schemas"
 UNUSABLE = {"appsettings", "drone-ci", "foundryvtt-system-manifest", "grunt-clean-task"}  # see test_schema_corpus
-GOALS = {"check": 0.25, "once": 0.01, "list": 1.5, "named": 1.3}
+GOALS = {"check": 0.25, "once": 0.01, "list": 1.5, "named": 1.3, "file": 1.5}
+FILE_SIZES = (0.25, 0.5, 1.0)  # parts of the big schema for step 5
+
+CHECK_ONLY = r"""
+import json, sys, time
+big = json.load(open(sys.argv[1]))
+from vance_cli.schema.check import check_schema
+from vance_cli.llm.output.plan import build_plan
+from vance_cli.llm.profile import build_profile
+t = time.process_time(); check_schema(big); check = time.process_time() - t
+caps = build_profile("openai/test-model", api_base="http://127.0.0.1:1/v1").capabilities  # the command's model
+t = time.process_time(); build_plan(big, caps, allow_need=True, name="big", require_strict=True); plan = time.process_time() - t
+print(json.dumps({"check": check, "plan": plan}))
+"""
+SMALL_SCHEMA = {"type": "object", "properties": {"kind": {"type": "string"}}, "required": ["kind"]}
 CONTACT = {"name": "Ann Lee", "email": "ann@example.com"}
 
 IN_PROCESS = r"""
@@ -97,6 +117,8 @@ def _rewrite(node, prefix: str):
 
 def build_big_schema(target: int = 5_800_000) -> dict:
     """Every usable corpus schema (2020-12 form, refs re-pointed) as $defs, repeated up to ``target`` bytes."""
+    from vance_cli.errors import InvalidSchema
+    from vance_cli.schema.check import check_schema
     from vance_cli.schema.dialects import upgrade
 
     parts = {}
@@ -105,7 +127,13 @@ def build_big_schema(target: int = 5_800_000) -> dict:
         if path.stem in UNUSABLE or '"$anchor"' in text or '"$id": "#' in text:
             continue  # remote refs, a Python-incompatible regex, anchors (names would collide)
         schema = upgrade(json.loads(text))
-        parts[path.stem] = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+        body = {k: v for k, v in schema.items() if k not in ("$schema", "$id")}
+        key = f"{path.stem}-0"
+        try:  # a part that does not pass the check on its own would fail the whole schema's check
+            check_schema({"$defs": {key: _rewrite(body, f"#/$defs/{key}")}})
+        except InvalidSchema:
+            continue  # bamboo-spec, project: upgrade() re-points a $ref through a definition named "dependencies"
+        parts[path.stem] = body
     defs: dict = {}
     size = copy = 0
     while size < target:
@@ -179,11 +207,89 @@ def measure(code_root: Path, big_path: Path, runs: int, *, baseline: bool) -> di
     return out
 
 
+def shrink(big: dict, part: float) -> dict:
+    """The big schema with the first ``part`` of its definitions."""
+    names = list(big["$defs"])
+    keep = names[: max(1, int(len(names) * part))]
+    return {**big, "$defs": {k: big["$defs"][k] for k in keep}}
+
+
+def measure_file(code_root: Path, big: dict, runs: int) -> list[dict]:
+    """Step 5: ``vance structure --schema FILE`` at each of FILE_SIZES, against one check."""
+    from tests.fakeserver import FakeOpenAIServer
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        cwd, home = tmp_path / "cwd", tmp_path / "home"
+        cwd.mkdir()
+        home.mkdir()
+        small = tmp_path / "small.json"
+        small.write_text(json.dumps(SMALL_SCHEMA))
+        vance = [sys.executable, "-m", "vance_cli", "structure", "a thing of kind x", "--schema"]
+        with FakeOpenAIServer() as server:
+            def structure(path: Path) -> float:
+                server.reset()
+                server.enqueue(text=json.dumps({"result": {"kind": "x"}, "_need": None}))
+                server.enqueue(text=json.dumps({"kind": "x"}))
+                return cpu_run(vance + [str(path)], env_for(code_root, home, server.url), str(cwd))
+
+            base = statistics.median(structure(small) for _ in range(runs))
+            for part in FILE_SIZES:
+                path = tmp_path / f"big-{part}.json"
+                path.write_text(json.dumps(shrink(big, part)))
+                checks, plans = [], []
+                for _ in range(runs):
+                    proc = subprocess.run([sys.executable, "-c", CHECK_ONLY, str(path)], env=env_for(REPO, home), cwd=cwd,
+                                          capture_output=True, text=True, timeout=900, check=True)
+                    got = json.loads(proc.stdout.strip().splitlines()[-1])
+                    checks.append(got["check"])
+                    plans.append(got["plan"])
+                total = statistics.median(structure(path) for _ in range(runs))
+                rows.append({"mb": path.stat().st_size / 1e6, "check": statistics.median(checks), "plan": statistics.median(plans),
+                             "structure": total, "base": base})
+    return rows
+
+
+def report_file(rows: list[dict], before: list[dict] | None) -> bool:
+    print("vance structure --schema FILE (CPU s): size, one check, the provider schema, the command beyond a small "
+          "schema file, (beyond - provider schema) / check")
+    ok = True
+    for n, r in enumerate(rows):
+        beyond = r["structure"] - r["base"]
+        ratio = (beyond - r["plan"]) / r["check"]
+        ok &= ratio <= GOALS["file"]
+        line = (f"  {r['mb']:.1f} MB: check {r['check']:.2f} s, plan {r['plan']:.2f} s, structure {r['structure']:.2f} s "
+                f"- {r['base']:.2f} s = {beyond:.2f} s, {ratio:.2f}× a check")
+        if before is not None:
+            b = before[n]
+            line += f"   (before: {b['structure'] - b['base']:.2f} s, {(b['structure'] - b['base'] - r['plan']) / r['check']:.2f}×)"
+        print(line + f" (goal ≤ {GOALS['file']})")
+    first, last = rows[0], rows[-1]
+    growth = ((last["structure"] - last["base"]) / last["mb"]) / ((first["structure"] - first["base"]) / first["mb"])
+    print(f"  per MB at {last['mb']:.1f} MB / at {first['mb']:.1f} MB: {growth:.2f} (1 = linear)")
+    return ok
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per CLI measurement (default 3)")
     parser.add_argument("--before", metavar="REV", help="also measure the code of this git revision")
+    parser.add_argument("--only", choices=["file"], help="run only this step")
     args = parser.parse_args(argv)
+
+    if args.only == "file":
+        big = build_big_schema()
+        rows = measure_file(REPO, big, args.runs)
+        before = None
+        if args.before:
+            with tempfile.TemporaryDirectory() as tmp:
+                old = Path(tmp) / "before"
+                old.mkdir()
+                archive = subprocess.run(["git", "-C", str(REPO), "archive", args.before], capture_output=True, check=True).stdout
+                subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+                before = measure_file(old, big, args.runs)
+        return 0 if report_file(rows, before) else 1
 
     with tempfile.TemporaryDirectory() as tmp:
         big_path = Path(tmp) / "big.json"

@@ -9,6 +9,11 @@ Run: python bench/bench_tui.py [--runs N]. Everything runs in a real pseudo-term
    status bar shows the process's counters) is printed too ("app ready").
 2. Keystroke to paint: ``vance chat --resume ID`` on a process with 50 and with 5,000 messages;
    each typed character is timed until the terminal shows it (goal: 5,000 within 1.2× of 50).
+3. Ready with a long transcript (issue 20; ``--ready-only``): ``vance chat --resume ID`` on a
+   process made as for step 2 with N = 50, 500 and 5,000 (N/2 questions, each with its respond
+   call and result), timed until the app has painted its status bar and the last answer; the
+   CPU the vance process used until then (from /proc; steadier than wall time on a shared
+   machine) is the goal: 5,000 within 1.5× of 50 (flat). Wall time is printed too.
 
 Exit 1 when a goal is missed.
 """
@@ -30,6 +35,8 @@ from tests.tui.terminal import Terminal  # noqa: E402
 
 PAINT_GOAL = 1.5
 KEY_GOAL = 1.2
+READY_GOAL = 1.5
+READY_SIZES = (50, 500, 5000)
 READY = "/help lists commands"  # the prompt's placeholder: in the splash and in the app
 APP_READY = " calls · "  # the app's status bar (the splash has no counters)
 
@@ -87,6 +94,49 @@ def make_process(home: Path, messages: int) -> str:
     return process.id
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a running process (all its threads) from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ready_time(home: Path, pid: str, size: int) -> tuple[float, float]:
+    """(wall, CPU) seconds from starting ``vance chat --resume`` until the status bar and the last
+    answer show (CPU: the vance process's own, read from /proc at that moment)."""
+    last = f"answer {size // 2 - 1}:"
+    t0 = time.perf_counter()
+    term = Terminal([sys.executable, "-m", "vance_cli", "chat", "--resume", pid], _env(home))
+    try:
+        seen = ""
+        while APP_READY not in seen or last not in seen:
+            term.read_some(0.005)
+            seen = term.text()[-20000:]
+            if time.perf_counter() - t0 > 60:
+                raise RuntimeError("vance chat --resume did not show the last answer: " + seen[-300:])
+        ready = time.perf_counter() - t0
+        cpu = _cpu_seconds(term.proc.pid)
+        term.type("\x03\x03")
+    finally:
+        term.close()
+    return ready, cpu
+
+
+def ready_rounds(home: Path, runs: int) -> bool:
+    pids = {n: make_process(home, n) for n in READY_SIZES}
+    times: dict[int, list[tuple[float, float]]] = {n: [] for n in READY_SIZES}
+    ready_time(home, pids[READY_SIZES[0]], READY_SIZES[0])  # warm .pyc files
+    for _ in range(runs):  # sizes interleaved: this machine's speed drifts
+        for n in READY_SIZES:
+            times[n].append(ready_time(home, pids[n], n))
+    wall = {n: statistics.median(t[0] for t in ts) for n, ts in times.items()}
+    cpu = {n: statistics.median(t[1] for t in ts) for n, ts in times.items()}
+    ratio = cpu[READY_SIZES[-1]] / cpu[READY_SIZES[0]]
+    print("ready with a long transcript (make_process N: N/2 questions, 3 messages each): "
+          + " · ".join(f"N={n} wall {wall[n] * 1000:.0f} ms, CPU {cpu[n] * 1000:.0f} ms" for n in READY_SIZES)
+          + f" · CPU ratio {ratio:.2f} (goal ≤ {READY_GOAL}), wall ratio {wall[READY_SIZES[-1]] / wall[READY_SIZES[0]]:.2f}")
+    return ratio <= READY_GOAL
+
+
 def keystrokes(home: Path, pid: str, count: int) -> list[float]:
     term = Terminal([sys.executable, "-m", "vance_cli", "chat", "--resume", pid], _env(home))
     times: list[float] = []
@@ -122,12 +172,15 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--keys-only", action="store_true")
     ap.add_argument("--paint-only", action="store_true")
+    ap.add_argument("--ready-only", action="store_true", help="only step 3: ready with 50, 500 and 5,000 pairs")
     ap.add_argument("--keys", type=int, default=40)
     ap.add_argument("--key-rounds", type=int, default=3)
     args = ap.parse_args()
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
+        if args.ready_only:
+            return 0 if ready_rounds(home, args.runs) else 1
         first_paint(home)  # warm .pyc files and the page cache
         help_time(home)
         helps, firsts, paints = [], [], []

@@ -28,6 +28,8 @@ POINTS = (
     "batch.workspace_ready",  # a batch run's workspace is made, its process file is not
     "batch.answered",  # structure --batch: a record's result line is made, not yet appended to OUT
     "batch.appended",  # structure --batch: the line is appended to OUT (written, maybe not fsynced)
+    "store.log_written",  # a new history log is on disk, the process file does not name it yet
+    "store.log_appended",  # messages appended to the history log, the process file not saved yet
 )
 
 _target: tuple[str, int] | None = None

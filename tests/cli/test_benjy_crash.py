@@ -25,19 +25,18 @@ from vance_cli.store.process import Status
 
 CHECK_PY = "import glob, sys\nbad = [f for f in sorted(glob.glob('item*.txt')) if 'BAD' in open(f).read()]\nprint('bad files:', bad) if bad else print('ok')\nsys.exit(1 if bad else 0)\n"
 
-# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 10 times,
+# (point, n): the n-th time the run passes the point. A clean run passes save.benjy 7 times
+# (one save per DO, which holds IDLE and the worker in flight, one before each check, DONE),
 # save.ford 18, the spawn points 3, the controller 5, the check 3 and each delivery point 3
 # (a worker's turn: open, tool call recorded, started, result, reply = saves 1..5 of each worker).
 CASES = [
     ("save.benjy", 1),  # interpreted and DO #1 recorded: the worker's id is on disk, its file is not
     ("save.benjy", 2),
     ("save.benjy", 3),
-    ("save.benjy", 4),
-    ("save.benjy", 5),  # around item 2's failed check and its route
+    ("save.benjy", 4),  # around item 2's failed check and its route
+    ("save.benjy", 5),
     ("save.benjy", 6),
-    ("save.benjy", 7),
-    ("save.benjy", 8),
-    ("save.benjy", 10),  # DONE written, todos cleared
+    ("save.benjy", 7),  # DONE written, todos cleared
     ("save.ford", 1),  # a worker's turn opened
     ("save.ford", 2),  # its tool call recorded, not run
     ("save.ford", 3),  # its tool result saved
@@ -156,7 +155,8 @@ def test_every_crash_point_is_covered_by_a_case():
     # (tests/cli/test_benjy_batch.py) and `vance structure --batch` (tests/structure/test_batch_crash.py).
     batch = {p for p in POINTS if p.startswith("batch.")}
     assert batch == {"batch.ids_saved", "batch.workspace_ready", "batch.answered", "batch.appended"}
-    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved"} - batch
+    # The store's history-log points need a long chat: tests/store/test_history_log.py.
+    assert {point for point, _ in CASES} == set(POINTS) - {"deliver.parent_saved", "store.log_written", "store.log_appended"} - batch
     assert len(CASES) >= 20
 
 

@@ -37,17 +37,21 @@ def register(app: typer.Typer) -> None:
         from vance_cli.cli.common import fmt_time
         from vance_cli.config.context import load_context
         from vance_cli.output.tree import tree_label, tree_order
-        from vance_cli.runtime.checks import unrunnable_reason
+        from vance_cli.runtime.checks import engine_problem, recipe_problem
         from vance_cli.store.files import ProcessStore, is_future_dated
+        from vance_cli.store.listing import list_processes
         from vance_cli.terminal import emit_json, err, out
 
         scopes, _ = load_context()
         store = ProcessStore.for_scopes(scopes)
-        processes, corrupt = store.list()
-        for path, reason in corrupt:
+        # what ps shows of each file, not its history (store/listing.py)
+        listing = list_processes(store.root, home=scopes.user)
+        processes = listing.processes
+        for path, reason in listing.unreadable:
             err(f"warning: unreadable process file {path} (kept untouched): {reason}")
+        recipe_problems = {key: recipe_problem(recipe) for key, recipe in listing.recipes.items()}
         for p in processes:
-            problem = unrunnable_reason(p)
+            problem = engine_problem(p.engine) or recipe_problems[p.recipe]
             if problem:
                 err(f"warning: process {p.id} cannot be resumed: {problem}")
             if is_future_dated(p):
@@ -84,6 +88,7 @@ def register(app: typer.Typer) -> None:
         """Show one process: status, usage and the transcript."""
         from vance_cli.config.context import load_context
         from vance_cli.store.files import ProcessStore
+        from vance_cli.store.listing import list_processes
         from vance_cli.terminal import emit_json, out
 
         scopes, _ = load_context()
@@ -100,7 +105,7 @@ def register(app: typer.Typer) -> None:
         out(f"status   {process.status.value}" + (f" — {process.status_reason}" if process.status_reason else ""))
         if process.parent:
             out(f"parent   {process.parent}")
-        children = [p.id for p in store.list()[0] if p.parent == process.id]
+        children = [p.id for p in list_processes(store.root, home=scopes.user).processes if p.parent == process.id]
         if children:
             out(f"children {', '.join(sorted(children))}")
         out(f"usage    {u.calls} calls, {u.prompt_tokens}+{u.completion_tokens} tokens, ${u.cost:.4f}")

@@ -392,7 +392,7 @@ class FordEngine(Engine):
                 # text blocks, and the correction that follows says what happened
                 continue
             else:
-                out.append(m.model_copy(update={"meta": {}}))
+                out.append(m)  # as it is: its meta never reaches the wire (Message.to_openai)
         return out
 
     def _handle_completion(

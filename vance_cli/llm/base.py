@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from vance_cli.messages import Message, ToolCall, Usage
 
@@ -44,6 +44,9 @@ class ChatRequest(BaseModel):
     # The call type (names.CALL_TYPES: chat, worker, controller, structure, summary): it picks the
     # temperature; never sent. None: "chat".
     purpose: Literal["chat", "worker", "controller", "structure", "summary"] | None = None
+    # The wire form of ``messages`` as the context check built it, for the body of the same call
+    # (llm/wire.py request_wire): (the messages list it was built from, the model, the dicts).
+    _wire: tuple[list[Message], str, list[dict[str, Any]]] | None = PrivateAttr(default=None)
 
 
 class Completion(BaseModel):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import ChatRequest
-from vance_cli.llm.wire import wire_messages
+from vance_cli.llm.wire import request_wire
 
 CHARS_PER_TOKEN = 3
 # Per message: role and the chat template's markers (<|im_start|>role\n ... <|im_end|>).
@@ -32,8 +32,10 @@ class ContextOverflow(ModelError):
 
 def estimate_tokens(request: ChatRequest, model: str = "") -> int:
     """The stated estimate of the request's prompt tokens (see the module docstring)."""
-    messages = wire_messages(request.messages, model)
-    chars = sum(len(json.dumps(m, ensure_ascii=False)) for m in messages)
+    messages = request_wire(request, model, keep=True)  # the body of this call takes them
+    # The characters of every message's JSON: one dumps of the list is that plus "[", "]" and a
+    # ", " between messages (one call instead of one per message: a long chat has thousands).
+    chars = len(json.dumps(messages, ensure_ascii=False)) - 2 * len(messages) if messages else 0
     chars += sum(len(json.dumps(t.to_openai(), ensure_ascii=False)) for t in request.tools)
     return math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(messages)
 

@@ -63,6 +63,22 @@ def wire_messages(messages: list[Message], model: str) -> list[dict[str, Any]]:
     return out
 
 
+def request_wire(request: ChatRequest, model: str, *, keep: bool = False) -> list[dict[str, Any]]:
+    """``wire_messages`` of ``request`` for ``model``, built once for the context check and the body.
+
+    The context check (llm/context.py) builds them with ``keep=True``; the body of the same call
+    takes them (and drops them: a retry builds its own, the transport may change what it sends).
+    A long chat sends every message, so building them twice per call doubled that cost.
+    """
+    kept = request._wire
+    if kept is not None and kept[0] is request.messages and kept[1] == model:
+        out = kept[2]
+    else:
+        out = wire_messages(request.messages, model)
+    request._wire = (request.messages, model, out) if keep else None
+    return out
+
+
 CONTENT_FILTER_REFUSAL = "The provider's content filter stopped the reply (finish_reason content_filter)."
 
 
@@ -84,7 +100,7 @@ def build_body(
     model's for the request's call type (``ModelProfile.temperature_for``), used when the request
     sets none. A model without ``Capabilities.temperature`` gets none.
     """
-    body: dict[str, Any] = {"model": model, "messages": wire_messages(request.messages, source or model)}
+    body: dict[str, Any] = {"model": model, "messages": request_wire(request, source or model)}
     if request.tools:
         body["tools"] = [t.to_openai() for t in request.tools]
         if request.tool_choice is not None:

@@ -7,6 +7,7 @@ exactly as it was for the user to fix or move away.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -18,7 +19,8 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
+from vance_cli.store import history_log
+from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 from vance_cli.text import json_depth, safe_data
@@ -34,11 +36,11 @@ _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _CORRUPT_HINT = "it was kept untouched; fix or move it away"
 
 
-class _Unreadable(Exception):
-    """Why a process file could not be turned into a Process (internal)."""
+class Unreadable(Exception):
+    """Why a process file could not be read (its message is the reason, for a person)."""
 
 
-def _validation_reason(exc: ValidationError) -> str:
+def validation_reason(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -52,13 +54,16 @@ def _validation_reason(exc: ValidationError) -> str:
 MAX_PROCESS_DEPTH = 200
 
 
-def _free_form_depth(data: dict[str, Any]) -> int:
+def _free_form_depth(data: dict[str, Any], *, history: bool = True) -> int:
     """The nesting depth of the parts of a process file that may hold any JSON (engine_params,
     recipe, meta, a message's meta and extras, a call's extra); the typed parts cannot nest. Only
-    those are walked: a long history costs a few dict lookups per message."""
+    those are walked: a long history costs a few dict lookups per message (``history=False``:
+    none, for a listing that does not read the history)."""
     best = 0
     for key, value in data.items():
         if key == "history" and isinstance(value, list):
+            if not history:
+                continue
             for message in value:
                 if not isinstance(message, dict):
                     continue
@@ -75,46 +80,85 @@ def _free_form_depth(data: dict[str, Any]) -> int:
     return best
 
 
-def _read_process(path: Path) -> Process:
+def read_process_data(path: Path, *, history: bool = True) -> dict[str, Any]:
+    """The JSON object of a process file, checked for what every reader needs (UTF-8, JSON, an
+    object, not nested deeper than it can be saved again, not written by a newer vance); not yet
+    a Process. ``history=False``: the history's depth is not walked (store/listing.py). Raises
+    Unreadable with the reason."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise _Unreadable(f"cannot read it: {exc.strerror}") from exc
+        raise Unreadable(f"cannot read it: {exc.strerror}") from exc
     try:
         data: Any = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise _Unreadable(f"not UTF-8 text (byte {exc.start})") from exc
+        raise Unreadable(f"not UTF-8 text (byte {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise _Unreadable(
+        raise Unreadable(
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from exc
     except ValueError as exc:  # an integer of more than 4,300 digits
-        raise _Unreadable(f"invalid JSON: {exc}") from exc
+        raise Unreadable(f"invalid JSON: {exc}") from exc
     except RecursionError as exc:
-        raise _Unreadable("invalid JSON: nested too deeply") from exc
+        raise Unreadable("invalid JSON: nested too deeply") from exc
     if not isinstance(data, dict):
-        raise _Unreadable(f"expected a JSON object, found {type(data).__name__}")
-    depth = _free_form_depth(data)
+        raise Unreadable(f"expected a JSON object, found {type(data).__name__}")
+    depth = _free_form_depth(data, history=history)
     if depth > MAX_PROCESS_DEPTH:
-        raise _Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
+        raise Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
     version = data.get("schema_version", SCHEMA_VERSION)
     if (
         isinstance(version, int)
         and not isinstance(version, bool)
         and version > SCHEMA_VERSION
     ):
-        raise _Unreadable(
+        raise Unreadable(
             f"written by a newer vance (schema_version {version}; this vance reads up to {SCHEMA_VERSION}); upgrade vance"
         )
+    return data
+
+
+def _read_process(path: Path) -> Process:
+    data, logged = _read_with_log(path)
     try:
         process = Process.model_validate(data)
     except ValidationError as exc:
-        raise _Unreadable(_validation_reason(exc)) from exc
+        raise Unreadable(validation_reason(exc)) from exc
     except RecursionError as exc:
-        raise _Unreadable("its content is nested too deeply") from exc
+        raise Unreadable("its content is nested too deeply") from exc
     if process.id != path.stem:
-        raise _Unreadable(f"its id {process.id!r} does not match the file name")
+        raise Unreadable(f"its id {process.id!r} does not match the file name")
+    if logged is not None:
+        name, count, size = logged
+        process._history_log = history_log.HistoryLog(name, count, size, process.history, process.history[count - 1])
     return process
+
+
+def _read_with_log(path: Path) -> tuple[dict[str, Any], tuple[str, int, int] | None]:
+    """The process file's JSON with the whole history (the log's messages first), and the log's
+    (file, messages, bytes) when it has one."""
+    for retry in (False, True):
+        data = read_process_data(path)
+        ref = data.pop(history_log.KEY, None)
+        if ref is None:
+            return data, None
+        try:
+            messages, name, count, size = history_log.read(path, ref)
+            break
+        except FileNotFoundError as exc:
+            if retry:
+                raise Unreadable(str(exc)) from None
+            # a save moved the history to a new log between the two reads: read the file again
+        except history_log.LogError as exc:
+            raise Unreadable(str(exc)) from None
+    tail = data.get("history", [])
+    if not isinstance(tail, list):
+        raise Unreadable(f"history: must be a list after its log, found {type(tail).__name__}")
+    depth = _free_form_depth({"history": messages})
+    if depth > MAX_PROCESS_DEPTH:
+        raise Unreadable(f"its content nests {depth} levels deep; at most {MAX_PROCESS_DEPTH} can be saved again")
+    data["history"] = messages + tail
+    return data, (name, count, size)
 
 
 FUTURE_SLACK = 86_400.0
@@ -125,20 +169,26 @@ def is_future_dated(process: Process, now: float | None = None) -> bool:
     return process.updated > (time.time() if now is None else now) + FUTURE_SLACK
 
 
-def _serialize(process: Process) -> str:
+def _serialize(process: Process, log: history_log.HistoryLog | None = None) -> bytes:
+    """The process file: the process (the history from the end of its ``log``, which it names)."""
+    head = process if log is None else process.model_copy(update={"history": process.history[log.messages:]})
     # pydantic's serializer runs in Rust; json.dumps with indent falls back to the pure-Python
-    # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py).
+    # encoder and cost ~1.5 ms per save of a normal chat (bench/bench_turn.py). Its bytes are
+    # written as they are (model_dump_json would decode them to text, to be encoded again).
     try:
-        return process.model_dump_json(indent=2) + "\n"
+        data = Process.__pydantic_serializer__.to_json(head, indent=2)
     except PydanticSerializationError as exc:
         if "depth" in str(exc):
             raise _too_deep_to_save(process) from None
         # A lone surrogate somewhere outside the history's text (which is cleaned as it enters):
         # written as U+FFFD rather than leaving a process that can never be saved again.
         try:
-            return json.dumps(safe_data(process.model_dump(mode="json")), indent=2, ensure_ascii=False) + "\n"
+            data = json.dumps(safe_data(head.model_dump(mode="json")), indent=2, ensure_ascii=False).encode("utf-8")
         except (ValueError, RecursionError):
             raise _too_deep_to_save(process) from None
+    if log is not None:  # the note of the log, as the last key of the object
+        data = data[: data.rindex(b"}")].rstrip() + b',\n  "' + history_log.KEY.encode() + b'": ' + json.dumps(log.ref()).encode() + b"\n}"
+    return data + b"\n"
 
 
 def _too_deep_to_save(process: Process) -> StoreError:
@@ -189,12 +239,24 @@ class ProcessStore:
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
         path = self.path(process.id)
+        before = process._history_log
+        log = before
+        process.schema_version = SCHEMA_VERSION  # written in this vance's format (an older one refuses it)
         try:
-            atomic_write_text(path, _serialize(process), exclusive=exclusive)
+            log = history_log.place(path, process.history, before)  # a long history's log first
+            atomic_write_bytes(path, _serialize(process, log), exclusive=exclusive)
         except FileExistsError:
+            if log is not None and log is not before:  # a log written for a file that was not ours
+                with contextlib.suppress(OSError):
+                    path.with_name(log.file).unlink()
             raise
+        except PydanticSerializationError:  # a logged message nested too deeply
+            raise _too_deep_to_save(process) from None
         except OSError as exc:  # read-only or full state folder: say which file and why
             raise write_error(path, exc, "process file") from exc
+        process._history_log = log
+        if log is not before and (log is None or before is None or log.file != before.file):
+            history_log.remove_others(path, log)  # the log the file named before, a crash's leftover
 
     def create(self, process: Process) -> None:
         """Write a new process file; StoreError if a file with that id exists."""
@@ -222,7 +284,7 @@ class ProcessStore:
             )
         try:
             return _read_process(path)
-        except _Unreadable as exc:
+        except Unreadable as exc:
             raise CorruptProcessFile(
                 f"process file {path} is unreadable: {exc}", hint=_CORRUPT_HINT
             ) from exc
@@ -234,7 +296,7 @@ class ProcessStore:
         for path in sorted(self._files()):
             try:
                 processes.append(_read_process(path))
-            except _Unreadable as exc:
+            except Unreadable as exc:
                 corrupt.append((path, str(exc)))
             except FileNotFoundError:  # pragma: no cover - removed while listing
                 continue

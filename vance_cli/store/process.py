@@ -12,13 +12,14 @@ import time
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from vance_cli.errors import InvalidTransition
 from vance_cli.messages import Message, Usage
 
 # 2: the tree fields left engine_params (children, worker, delivery, deliveries).
-SCHEMA_VERSION = 2
+# 3: a long history starts in a log beside the file ("history_log", store/history_log.py).
+SCHEMA_VERSION = 3
 _TREE_KEYS = ("children", "worker", "delivery", "deliveries")
 
 # Seconds since the epoch, finite and below ~year 5000: a hand-edited or hostile "updated": 1e300
@@ -109,6 +110,9 @@ class Process(BaseModel):
     # This child's last end, delivered to its parent; None while it has not settled since.
     delivery: Delivery | None = None
     deliveries: int = Field(default=0, ge=0)  # how many times its end was delivered
+    # Where the first messages of the history are on disk (store/history_log.py HistoryLog), as
+    # the store last read or saved them; None: all in the process file. Set by store/files.py.
+    _history_log: Any = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod

@@ -32,9 +32,9 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WrapValidator
 
 from vance_cli.errors import UsageError
 from vance_cli.llm.base import ChatModel
@@ -55,13 +55,21 @@ CONTENT_SYSTEM_PROMPT = (
 )
 
 
+def _as_given(value: Any, handler: Any) -> Any:
+    """A schema object stays the caller's object (checked, not copied): its check and its
+    prepared form are remembered by identity (schema/check.py, schema/refs.py), and a copy made
+    a `--schema FILE` be checked and prepared twice (issue 20: 1.5 s each for a 5.8 MB schema)."""
+    checked = handler(value)
+    return value if isinstance(value, dict) else checked
+
+
 class StructureRequest(BaseModel):
     """Spec §2.2 StructureRequest; ``schemaMode`` None means "infer from the schema value"."""
 
     model_config = ConfigDict(populate_by_name=True)
 
     prompt: str
-    schema_: dict[str, Any] | str = Field(alias="schema")
+    schema_: Annotated[dict[str, Any] | str, WrapValidator(_as_given)] = Field(alias="schema")
     schemaMode: SchemaMode | None = None
     maxLoops: int = DEFAULT_LOOPS
     model: str | None = None  # overrides structure.model (and the builder model) for this call

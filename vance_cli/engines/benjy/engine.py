@@ -88,6 +88,11 @@ class BenjyEngine(Engine):
         # inputs, which are on disk (a controller call since the last save runs again: it
         # changes nothing outside, it only costs its tokens once more).
         self._dirty = False
+        # The workspace's fingerprint taken when the last worker's reply came in, while nothing
+        # that could change a file has run since (the check command clears it): the next DO's
+        # "before" without walking the workspace a second time per item. A fresh drive (after a
+        # question, a stop, a crash) walks it again.
+        self._fingerprint: str | None = None
 
     @property
     def host(self) -> EngineHost:
@@ -136,7 +141,7 @@ class BenjyEngine(Engine):
             data = item.model_dump(mode="json")
             flight = state.inFlight
             if item.kind == "child" and flight is not None and flight.before is not None and item.sender == flight.child:
-                after = workspace_fingerprint(Path(process.workspace or "."))
+                after = self._fingerprint = workspace_fingerprint(Path(process.workspace or "."))
                 if after is not None:
                     data["meta"] = {**(data.get("meta") or {}), "workspaceChanged": after != flight.before}
             outcome = inbound(state, data, self._ctx())
@@ -188,8 +193,14 @@ class BenjyEngine(Engine):
             error = item.lastError if flight.attempt > 1 else None
             prompt = render.doer_prompt(state, item, attempt=flight.attempt, cap=self._cap(state, flight.item), error=error)
             self._spawn(process, Spawn(flight.child, flight.item, flight.recipe, prompt, f"#{item.id} {render.one_line(item.title, 60)}"))
+        before = (process.status, process.status_reason)
         self._set_status(process, Status.IDLE, f"waiting on worker {flight.child} (item #{flight.item})")
-        self._save(process)
+        if self._dirty or (process.status, process.status_reason) != before:
+            self._save(process)
+        else:
+            # The DO step's save (the spawn's) already holds IDLE and the worker in flight: a
+            # second save of the same state would double what every item costs (issue 20).
+            self.flush_events()
 
     def _cap(self, state: BenjyState, item_id: int) -> int:
         assert self.cfg is not None
@@ -309,6 +320,7 @@ class BenjyEngine(Engine):
         if not changed:
             return
         todos = list(process.todos)
+        shown = list(self._todo_dicts(process))  # the event's view of them, changed alike
         gone: set[int] = set()
         dirty = False
         for item in changed:
@@ -320,14 +332,29 @@ class BenjyEngine(Engine):
                     dirty = True
             elif pos is None:
                 todos.append(Todo(**entry))
+                shown.append(entry)
                 dirty = True
             elif (todos[pos].text, todos[pos].status) != (entry["text"], entry["status"]):
                 todos[pos] = Todo(**entry)
+                shown[pos] = entry
                 dirty = True
         if not dirty:
             return
-        process.todos = [t for i, t in enumerate(todos) if i not in gone]
-        self._emit(TodosUpdated(process.id, [{"id": t.id, "text": t.text, "status": t.status} for t in process.todos]))
+        if gone:
+            todos = [t for i, t in enumerate(todos) if i not in gone]
+            shown = [t for i, t in enumerate(shown) if i not in gone]
+        process.todos = todos
+        _keep_todo_view(process.id, (todos, shown))
+        self._emit(TodosUpdated(process.id, list(shown)))
+
+    def _todo_dicts(self, process: Process) -> list[dict[str, str]]:
+        """``process.todos`` as the event's dicts, kept from the last update while the list is the
+        same object (not built again for every transition and every wake of a long run)."""
+        kept = _TODO_VIEWS.get(process.id)
+        if kept is None or kept[0] is not process.todos:
+            kept = (process.todos, todo_dicts(process.todos))
+            _keep_todo_view(process.id, kept)
+        return kept[1]
 
     def _spawn(self, process: Process, spawn: Spawn) -> None:
         assert self.cfg is not None
@@ -352,7 +379,10 @@ class BenjyEngine(Engine):
         assert self.cfg is not None
         kind = task.type
         if kind == "DO":
-            return DoInput(new_process_id(), workspace_fingerprint(Path(process.workspace or ".")))
+            before, self._fingerprint = self._fingerprint, None  # the worker may change any file
+            if before is None:
+                before = workspace_fingerprint(Path(process.workspace or "."))
+            return DoInput(new_process_id(), before)
         if kind == "CHECK":
             return await self._check(process)
         if kind == "DONE":  # the DONE gate runs the person's check once more on the final workspace
@@ -370,6 +400,7 @@ class BenjyEngine(Engine):
         if not command:
             return CheckFacts(command="(none)", exit_code=0, output="no check command")
         crashpoint("benjy.before_check")
+        self._fingerprint = None  # the command may write files
         ctx = ToolContext(workspace=Path(process.workspace or "."), settings=self.host.settings, process_id=process.id)
         result = await make_exec_run().invoke(json.dumps({"command": command, "timeout": self.cfg.checkTimeout}), ctx)
         data = result.data if isinstance(result.data, dict) else {}
@@ -465,30 +496,68 @@ def workspace_fingerprint(root: Path) -> str | None:
     """A digest of the workspace's files (path, size, mtime): equal before and after a worker = no file changed.
 
     Tool and cache folders (.git, .vance, __pycache__, ...) are left out: a check or the run's own
-    files must not count as the worker's change. None when the folder is unreadable or larger
-    than FINGERPRINT_MAX_FILES files (the no-change rule is then not applied).
+    files must not count as the worker's change. None when the folder is larger than
+    FINGERPRINT_MAX_FILES files (the no-change rule is then not applied).
+
+    Runs twice per item over the whole workspace, so it costs one ``lstat`` per file and little
+    else (``os.scandir``, paths built once per folder): the walk of ``os.walk`` with its per-file
+    ``relpath`` cost ~3x as much (bench/bench_benjy.py). The digest is the one that walk gave
+    (folders top-down in name order, each folder's files by name, links to folders not followed),
+    so a run in flight across an upgrade compares equal fingerprints.
     """
     import hashlib
     import os
 
-    digest = hashlib.sha1()
+    lines: list[str] = []
     count = 0
-    try:
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in FINGERPRINT_SKIP)
-            for name in sorted(files):
-                count += 1
-                if count > FINGERPRINT_MAX_FILES:
-                    return None
-                path = os.path.join(folder, name)
-                try:
-                    st = os.lstat(path)
-                except OSError:
-                    continue
-                digest.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-    except OSError:
-        return None
-    return digest.hexdigest()
+    stack = [("", os.fspath(root))]
+    while stack:
+        rel, folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                found = sorted(it, key=_entry_name)
+        except OSError:
+            continue  # as os.walk: an unreadable folder is left out
+        folders = []
+        for entry in found:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.name not in FINGERPRINT_SKIP and not entry.is_symlink():
+                    folders.append((f"{rel}{entry.name}/", entry.path))
+                continue
+            count += 1
+            if count > FINGERPRINT_MAX_FILES:
+                return None
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            lines.append(f"{rel}{entry.name}\0{st.st_size}\0{st.st_mtime_ns}\n")
+        stack.extend(reversed(folders))
+    return hashlib.sha1("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _entry_name(entry) -> str:
+    return entry.name
+
+
+def todo_dicts(todos: list[Todo]) -> list[dict[str, str]]:
+    """Todos as TodosUpdated carries them."""
+    return [{"id": t.id, "text": t.text, "status": t.status} for t in todos]
+
+
+# process id -> (its todos list as last projected, that list as TodosUpdated's dicts)
+_TODO_VIEWS: dict[str, tuple[list[Todo], list[dict[str, str]]]] = {}
+
+
+def _keep_todo_view(pid: str, view: tuple[list[Todo], list[dict[str, str]]]) -> None:
+    _TODO_VIEWS.pop(pid, None)
+    if len(_TODO_VIEWS) >= 16:
+        _TODO_VIEWS.pop(next(iter(_TODO_VIEWS)))
+    _TODO_VIEWS[pid] = view
 
 
 def _todo_position(todos: list[Todo], item_id: int) -> int | None:

@@ -49,6 +49,18 @@ from vance_cli.tui.widgets.transcript import Transcript
 
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
 LISTING_SECONDS = 5.0  # how long the workspace's listing for @ completion is reused
+_NO_WIDGET = ("result", "journal")  # transcript entries that make no widget of their own (_widgets_for)
+
+
+def _newest(items: list[Entry], count: int) -> int:
+    """Where the newest entries that make ``count`` widgets start."""
+    made = 0
+    for index in range(len(items) - 1, -1, -1):
+        if items[index].kind not in _NO_WIDGET:
+            made += 1
+            if made == count:
+                return index
+    return 0
 
 
 def _take_keys(app) -> None:
@@ -113,7 +125,13 @@ class ChatScreen(Screen):
         transcript.clear()
         process = self.controller.process
         if process is not None:
-            transcript.add_many(self._widgets_for(entries(process)))
+            items = entries(process)
+            # Only the newest entries become widgets: the transcript keeps the last max_mounted
+            # anyway, and building one for each of 5,000 messages held a resumed chat's first
+            # paint for ~0.7 s (issue 20). The earlier ones are counted, not built.
+            start = _newest(items, transcript.max_mounted)
+            transcript.hidden += sum(1 for e in items[:start] if e.kind not in _NO_WIDGET)
+            transcript.add_many(self._widgets_for(items[start:]))
             todos = self.query_one(TodoBox)
             todos.todos.clear()
             todos.set_todos(process.id, [t.model_dump() for t in process.todos])

@@ -1,0 +1,193 @@
+"""A long history's first messages in a log beside the process file (store/history_log.py, issue 20:
+a save rewrote every message the chat ever had, 63 ms at 10,000 messages, twice a turn)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO
+from vance_cli.errors import CorruptProcessFile
+from vance_cli.messages import Message, ToolCall
+from vance_cli.store import history_log
+from vance_cli.store.files import ProcessStore
+from vance_cli.store.history_log import LOG_BATCH, LOG_START, message_line
+from vance_cli.store.process import SCHEMA_VERSION, Process
+
+PID = "20260101-000000-abc123"
+
+
+def turn(n: int) -> list[Message]:
+    """One chat turn: the question, a respond call, its result."""
+    call = ToolCall(id=f"c{n}", name="respond", arguments=json.dumps({"message": f"answer {n}"}))
+    return [Message(role="user", content=f"question {n}", meta={"kind": "user"}),
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_call_id=f"c{n}", name="respond", content="delivered", meta={"delivered": True})]
+
+
+def chat(turns: int) -> Process:
+    return Process(id=PID, engine="arthur", history=[m for n in range(turns) for m in turn(n)])
+
+
+@pytest.fixture
+def store(tmp_path) -> ProcessStore:
+    return ProcessStore(tmp_path / "processes")
+
+
+def logs(store: ProcessStore) -> list[str]:
+    return sorted(p.name for p in store.root.glob("*.jsonl"))
+
+
+def head(store: ProcessStore) -> dict:
+    return json.loads(store.path(PID).read_text())
+
+
+def test_a_short_chat_stays_one_file(store):
+    process = chat(LOG_START // 3 - 1)
+    store.create(process)
+    assert logs(store) == [] and "history_log" not in head(store)
+    assert len(head(store)["history"]) == len(process.history)
+
+
+def test_a_long_chat_saves_only_what_is_new(store):
+    process = chat(40)  # 120 messages: the 117 before the last question go to the log
+    store.create(process)
+    assert logs(store) == [f"{PID}.history.1.jsonl"]
+    saved = head(store)
+    assert saved["schema_version"] == SCHEMA_VERSION == 3
+    assert saved["history_log"] == {"file": f"{PID}.history.1.jsonl", "messages": 117,
+                                     "bytes": store.root.joinpath(f"{PID}.history.1.jsonl").stat().st_size}
+    assert [m["content"] for m in saved["history"]] == ["question 39", None, "delivered"]
+    log = store.root / f"{PID}.history.1.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert lines == [message_line(m) for m in process.history[:117]]  # one compact message a line
+    assert store.load(PID) == process
+
+    # turns that stay under LOG_BATCH older messages: the log is not touched, the file stays small
+    size = log.stat().st_size
+    for n in range(40, 40 + LOG_BATCH // 3):
+        process.history += turn(n)
+        store.save(process)
+    assert log.stat().st_size == size
+    assert len(head(store)["history"]) < LOG_BATCH + 3
+    # the next one appends exactly the messages that went past it, nothing else is rewritten
+    before = list(process.history)
+    process.history += turn(99)
+    store.save(process)
+    appended = log.read_bytes()[size:]
+    assert appended == b"".join(message_line(m) for m in before[117:])
+    assert store.load(PID) == process
+    assert head(store)["history_log"]["messages"] == len(before)
+
+
+def test_each_save_round_trips_with_the_turn_under_way_changing(store, monkeypatch):
+    monkeypatch.setattr(history_log, "LOG_START", 2)
+    monkeypatch.setattr(history_log, "LOG_BATCH", 1)
+    process = chat(1)
+    store.create(process)
+    for n in range(1, 6):
+        process.history += turn(n)[:2]
+        store.save(process)
+        assert store.load(PID) == process
+        # the engines change messages of the turn under way (a call marked started, delivered)
+        process.history[-1].meta["started"] = ["c1"]
+        process.history.append(turn(n)[2])
+        process.history[-1].meta["delivered"] = True
+        store.save(process)
+        loaded = store.load(PID)
+        assert loaded == process and loaded.history[-2].meta == {"started": ["c1"]}
+    assert logs(store) == [f"{PID}.history.1.jsonl"]
+
+
+def test_a_history_replaced_gets_a_new_log_and_the_old_one_goes(store):
+    process = chat(40)
+    store.create(process)
+    process.history = process.history[30:]  # as Benjy moves its journal out
+    store.save(process)
+    assert logs(store) == [f"{PID}.history.2.jsonl"]
+    assert store.load(PID) == process
+    process.history = process.history[-6:]  # short again: one file
+    store.save(process)
+    assert logs(store) == [] and "history_log" not in head(store)
+    assert store.load(PID) == process
+
+
+def test_a_file_of_an_older_vance_loads_and_is_saved_with_a_log(store):
+    """Migration: a schema_version 2 file (the whole history in it) loads as it is; its next save
+    moves the older messages to a log, and what loads then is the same process."""
+    process = chat(40)
+    data = process.model_dump(mode="json")
+    data["schema_version"] = 2
+    store.root.mkdir(parents=True)
+    store.path(PID).write_text(json.dumps(data, indent=2))
+    old = store.load(PID)
+    assert old.history == process.history and logs(store) == []
+    store.save(old)
+    assert logs(store) == [f"{PID}.history.1.jsonl"] and head(store)["schema_version"] == 3
+    assert store.load(PID).history == process.history
+
+
+@pytest.mark.parametrize(("damage", "reason"), [
+    (lambda log, ref: log.unlink(), "is missing"),
+    (lambda log, ref: log.write_bytes(log.read_bytes()[:-10]), "shorter than the file says"),
+    (lambda log, ref: ref.update(messages=5), "holds 117 messages, the file says 5"),
+    (lambda log, ref: ref.update(file="../../etc/passwd"), "must name"),
+    (lambda log, ref: log.write_bytes(b"{" * 10 + log.read_bytes()[10:]), "not one JSON message per line"),
+])
+def test_a_damaged_log_is_an_unreadable_file_kept_untouched(store, damage, reason):
+    store.create(chat(40))
+    data = head(store)
+    damage(store.root / data["history_log"]["file"], data["history_log"])
+    store.path(PID).write_text(json.dumps(data))
+    kept = store.path(PID).read_bytes()
+    with pytest.raises(CorruptProcessFile, match=reason):
+        store.load(PID)
+    assert store.list()[1][0][0] == store.path(PID)
+    assert store.path(PID).read_bytes() == kept
+
+
+def test_a_logged_message_with_a_lone_surrogate_is_written_as_u_fffd(store):
+    process = chat(40)
+    process.history[0].meta["name"] = "caf\udce9"
+    store.create(process)
+    assert store.load(PID).history[0].meta["name"] == "caf\ufffd"
+
+
+SAVE_MORE = r"""
+import sys
+from vance_cli.store.files import ProcessStore
+from tests.store.test_history_log import PID, turn
+store = ProcessStore(sys.argv[1])
+process = store.load(PID)
+process.history += [m for n in range(int(sys.argv[2]), int(sys.argv[2]) + 12) for m in turn(n)]
+store.save(process)
+print("saved")
+"""
+
+
+@pytest.mark.parametrize("point", ["store.log_appended", "store.log_written"])
+def test_kill_9_between_the_log_and_the_file_loses_nothing_saved(store, point):
+    process = chat(40)
+    if point == "store.log_written":
+        process.history = process.history[-40:]  # 40 messages, no log yet: the next save writes one
+    store.create(process)
+    before = store.load(PID)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_TEST_CRASH_AT": point}
+    killed = subprocess.run([sys.executable, "-c", SAVE_MORE, str(store.root), "100"], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert killed.returncode == -9 and "saved" not in killed.stdout, killed.stderr
+    assert store.load(PID) == before  # the file still names what it named: the appended bytes unread
+    env.pop("VANCE_TEST_CRASH_AT")
+    done = subprocess.run([sys.executable, "-c", SAVE_MORE, str(store.root), "200"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    after = store.load(PID)
+    assert after.history == before.history + [m for n in range(200, 212) for m in turn(n)]
+    (log,) = logs(store)  # a new log a crash left unnamed is gone once another is named
+    ref = head(store)["history_log"]
+    assert log == ref["file"] and (store.root / log).stat().st_size == ref["bytes"]  # the cut-off append overwritten
+    assert not [p for p in store.root.iterdir() if p.name.endswith(".tmp")]
