@@ -126,6 +126,17 @@ def _walk_project(vance_dir: Path) -> tuple[str, list[str]]:
             escapes.append(here)
         return False
 
+    top = Path(vance_dir)
+    if top.is_symlink():  # `.vance` itself: a link out of the folder holding it is never read
+        try:
+            h.update(b"L .\0" + os.fsencode(os.readlink(top)) + b"\0")
+        except OSError:
+            pass
+        real = os.path.realpath(top)
+        if not (real.startswith(project.rstrip(os.sep) + os.sep)):
+            escapes.append("")
+            return "sha256:" + h.hexdigest(), escapes
+
     def walk(folder: Path, rel: str, depth: int) -> None:
         real = os.path.realpath(folder)
         if real in seen or depth > 16:  # a symlink loop
@@ -238,9 +249,10 @@ def project_root_for(path: Path | str, user: Path) -> Path | None:
     """
     from vance_cli.config.scopes import find_project
 
-    where = Path(path).expanduser().resolve()
+    where = Path(path).expanduser()
     if where.name == ".vance" and where.is_dir():
-        where = where.parent
+        where = where.parent  # the folder holding the entry, even when `.vance` is a link
+    where = where.resolve()
     found = find_project(where, Path(user).resolve())
     return None if found is None else found.parent
 
