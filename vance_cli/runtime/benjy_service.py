@@ -240,7 +240,10 @@ class BenjyService:
                 yield started.process
             return
         with self.runtime.store.lock(pid):
-            yield self.runtime.store.load(pid)
+            process = self.runtime.store.load(pid)
+            self._check_benjy(process)
+            self.runtime.check_runnable(process)  # a corrupt benjyState says so before anything is written
+            yield process
 
     async def run(self, pid: str) -> RunResult:
         """Drive the run (and its workers) until DONE, BLOCKED, a failure or a stop request."""
@@ -277,6 +280,7 @@ class BenjyService:
         store = self.runtime.store
         process = store.load(store.resolve_id(pid))
         self._check_benjy(process)
+        self.runtime.check_runnable(process)
         state = encode(load_state(process))
         items: dict[str, int] = {}
         for item in state["items"]:

@@ -38,7 +38,8 @@ class _Unreadable(Exception):
     """Why a process file could not be turned into a Process (internal)."""
 
 
-def _validation_reason(exc: ValidationError) -> str:
+def validation_reason(exc: ValidationError) -> str:
+    """A pydantic error in one line: the first three places and what is wrong there."""
     parts = []
     for err in exc.errors()[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -109,7 +110,7 @@ def _read_process(path: Path) -> Process:
     try:
         process = Process.model_validate(data)
     except ValidationError as exc:
-        raise _Unreadable(_validation_reason(exc)) from exc
+        raise _Unreadable(validation_reason(exc)) from exc
     except RecursionError as exc:
         raise _Unreadable("its content is nested too deeply") from exc
     if process.id != path.stem:
