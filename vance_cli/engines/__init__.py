@@ -72,7 +72,10 @@ def params_problem(process: Process) -> str | None:
         from vance_cli.engines.benjy.state import params_problem as benjy_problem
 
         return benjy_problem(process)
-    return None
+    from vance_cli.engines.base import turn_problem
+    from vance_cli.engines.compact import summary_problem
+
+    return turn_problem(process) or summary_problem(process.history)
 
 
 def awaiting_approval(process: Process) -> str | None:
