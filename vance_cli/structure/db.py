@@ -17,6 +17,7 @@ from tinydb.storages import Storage
 from vance_cli.errors import StoreError
 
 DB_FILE = "structure.json"
+MAX_DB_BYTES = 256 * 1024 * 1024  # schema overrides of up to 16 MiB each; a bound, not a budget
 
 
 class AtomicJSONStorage(Storage):
@@ -24,12 +25,15 @@ class AtomicJSONStorage(Storage):
         self.path = Path(path)
 
     def read(self) -> dict[str, Any] | None:
+        from vance_cli.store.reading import read_regular
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            # a regular file, no link (the atomic write would replace a link with a file anyway)
+            text = read_regular(self.path, MAX_DB_BYTES, links=False).decode("utf-8")
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StoreError(f"cannot read {self.path}: {exc.strerror}", hint="check the file's permissions") from exc
+            raise StoreError(f"cannot read {self.path}: {exc.strerror}", hint=f"check the file's permissions, or move {self.path} aside") from exc
         except UnicodeDecodeError as exc:
             raise self._broken(f"is not UTF-8 text (byte {exc.start})") from None
         if not text.strip():
