@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
-from vance_cli.store.atomic import atomic_write_text, is_temp_file, write_error
+from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, state_folder, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 from vance_cli.text import json_depth, safe_data
@@ -152,12 +152,19 @@ def _too_deep_to_save(process: Process) -> StoreError:
 class ProcessStore:
     """The processes/ folder of one scope (created on the first write)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, base: Path | None = None) -> None:
         self.root = Path(root)
+        # the scope folder above root: no part from it down to root may be a link (state_folder)
+        self.base = Path(base) if base is not None else self.root
 
     @classmethod
     def for_scopes(cls, scopes: _Located) -> ProcessStore:
-        return cls(scopes.processes_dir())
+        root = scopes.processes_dir()
+        return cls(root, root.parent)
+
+    def _folder(self) -> Path:
+        """The processes/ folder, made private where missing; StoreError when a part of it is a link."""
+        return state_folder(self.base, *self.root.relative_to(self.base).parts, what="process file")
 
     # ------------------------------------------------------------------ paths
 
@@ -190,8 +197,9 @@ class ProcessStore:
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
         path = self.path(process.id)
+        self._folder()
         try:
-            atomic_write_text(path, _serialize(process), exclusive=exclusive)
+            atomic_write_bytes(path, _serialize(process).encode("utf-8"), exclusive=exclusive, mode=0o600)
         except FileExistsError:
             raise
         except OSError as exc:  # read-only or full state folder: say which file and why
@@ -293,7 +301,9 @@ class ProcessStore:
 
     def lock(self, pid: str) -> AbstractContextManager[None]:
         """Hold the one-writer lock of ``pid``; ProcessLocked names the holder when it is taken."""
-        return process_lock(self.lock_path(pid), pid)
+        path = self.lock_path(pid)
+        self._folder()
+        return process_lock(path, pid)
 
     def holder(self, pid: str) -> dict[str, Any] | None:
         """Who holds ``pid``'s lock ({pid, host, argv, since}), or None; never takes the lock."""

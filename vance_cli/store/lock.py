@@ -120,7 +120,7 @@ def process_lock(lock_path: Path, process_id: str) -> Iterator[None]:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         # O_NOFOLLOW: a lock file that is a symlink (shipped in a cloned .vance/) would have the
         # file behind it truncated; Vance never writes through a link in its state folder.
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StoreError(

@@ -58,10 +58,10 @@ class AtomicJSONStorage(Storage):
         )
 
     def write(self, data: dict[str, Any]) -> None:
-        from vance_cli.store.atomic import atomic_write_json, write_error
+        from vance_cli.store.atomic import atomic_write_json, state_folder, write_error
 
+        state_folder(self.path.parent.parent, self.path.parent.name, what="the structure database")  # <scope>/data: no link
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_json(self.path, data)
         except OSError as exc:
             raise write_error(self.path, exc, "the structure database") from exc
