@@ -9,6 +9,7 @@ needs only the standard library: no pydantic, nothing of llm/ (the model layer i
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -102,7 +103,9 @@ def check_servers(table: Any, source: str) -> None:
                 fail(f"{where}.{key}", "expected a table of strings")
         if "timeout" in block:
             t = block["timeout"]
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:
+            if not _is_number(t) or not _is_finite(t):
+                fail(f"{where}.timeout", f"expected a finite number, got {t!r} (seconds above 0)")
+            if t <= 0:
                 fail(f"{where}.timeout", "expected a number of seconds above 0")
 
 
@@ -156,6 +159,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_finite(value: int | float) -> bool:
+    return isinstance(value, int) or math.isfinite(value)
+
+
 class Checker:
     """Type checks for the keys Vance reads; unknown keys become warnings (see KNOWN_KEYS)."""
 
@@ -197,6 +204,8 @@ class Checker:
                 parts,
                 f"expected {'an integer' if integer else 'a number'}, got {_type_name(value)}",
             )
+        if not _is_finite(value):  # TOML's nan and inf: no timeout, price or temperature is one
+            self.fail(parts, f"expected a finite number, got {value}")
         if value < minimum:
             self.fail(parts, f"must be at least {minimum:g}, got {value}")
 
