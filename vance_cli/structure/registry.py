@@ -399,6 +399,13 @@ class SchemaRegistry:
 
         check_name(name)
         check_schema(schema, where=f"schema {name!r}")
+        try:  # the database is UTF-8 JSON: a "\ud800" escape is valid JSON but no character
+            json.dumps(schema, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidSchema(
+                f"schema {name!r} holds a lone surrogate ({exc.object[exc.start]!r} escape), which is not a character",
+                hint="replace the \\uD800-\\uDFFF escape with the character you meant (a pair of them, or the character itself)",
+            ) from None
         scope = self._writable(scope)
         path = self._db_path(scope)
         assert path is not None
