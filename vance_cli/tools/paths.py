@@ -194,10 +194,13 @@ HIDDEN_HOME_PATHS = (
 
 
 def secret_paths(ctx: ToolContext) -> list[Path]:
-    """$VANCE_HOME and the credential paths under $HOME (resolved; they may not exist)."""
+    """$VANCE_HOME, the project scope's config.toml (it may hold ``[model] api_key`` as the user
+    scope's does) and the credential paths under $HOME (resolved; they may not exist)."""
     paths: list[Path] = []
     if ctx.settings is not None:
         paths.append(Path(ctx.settings.scopes.user))
+        if ctx.settings.scopes.project is not None:
+            paths.append(Path(ctx.settings.scopes.project) / "config.toml")
     elif os.environ.get("VANCE_HOME"):
         paths.append(Path(os.environ["VANCE_HOME"]).expanduser())
     home = os.environ.get("HOME")
@@ -237,7 +240,7 @@ def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
     if is_hidden(root, target, secrets):
         raise WorkspaceError(
             f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
-            "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
+            "($VANCE_HOME and .vance/config.toml with your API keys, ~/.ssh, ~/.aws and the like)",
             hint="work with other files; the person can share what is needed themselves",
         )
     return root, target
