@@ -37,12 +37,18 @@ def test_no_state_is_written_through_a_planted_folder_link(tmp_path, link):
     assert "internal error" not in r.stderr
 
 
-def test_no_schema_database_is_written_through_a_data_link(tmp_path):
+def _clone_with_a_linked(tmp_path, folder: str):
+    """A clone whose `.vance/<folder>` links to an outside folder; (the clone, that folder)."""
     outside = tmp_path / "shared"
     outside.mkdir()
     clone = tmp_path / "clone"
     (clone / ".vance").mkdir(parents=True)
-    os.symlink(outside, clone / ".vance" / "data")
+    os.symlink(outside, clone / ".vance" / folder)
+    return clone, outside
+
+
+def test_no_schema_database_is_written_through_a_data_link(tmp_path):
+    clone, outside = _clone_with_a_linked(tmp_path, "data")
     (tmp_path / "s.json").write_text('{"type": "object"}')
     r = run_cli("schemas", "add", "x", str(tmp_path / "s.json"), cwd=clone)
     assert not list(outside.iterdir())
@@ -50,11 +56,7 @@ def test_no_schema_database_is_written_through_a_data_link(tmp_path):
 
 
 def test_doctor_names_a_linked_state_folder(tmp_path):
-    outside = tmp_path / "shared"
-    outside.mkdir()
-    clone = tmp_path / "clone"
-    (clone / ".vance").mkdir(parents=True)
-    os.symlink(outside, clone / ".vance" / "processes")
+    clone, outside = _clone_with_a_linked(tmp_path, "processes")
     r = run_cli("doctor", cwd=clone)
     assert not list(outside.iterdir())
     assert "is a symbolic link" in r.stdout + r.stderr, (r.stdout, r.stderr)
