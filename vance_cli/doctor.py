@@ -218,14 +218,17 @@ class Doctor:
                      "install bubblewrap (Debian/Ubuntu: apt install bubblewrap)")
 
     def check_state(self) -> Check:
-        from vance_cli.store.atomic import atomic_write_text
+        from vance_cli.errors import StoreError
+        from vance_cli.store.atomic import atomic_write_text, state_folder
 
         folder = self.scopes.processes_dir()
         probe = folder / ".doctor-probe"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            state_folder(self.scopes.state_dir, folder.name)
             atomic_write_text(probe, "ok\n")
             probe.unlink()
+        except StoreError as exc:
+            return Check("state folder", FAIL, exc.message, exc.hint)
         except OSError as exc:
             return Check("state folder", FAIL, f"cannot write {folder}: {exc.strerror or exc}",
                          "make it writable, or point VANCE_HOME at a writable folder")

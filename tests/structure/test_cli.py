@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -337,14 +338,14 @@ def test_a_schema_path_behind_an_unreadable_folder_exits_1_naming_it(cli, tmp_pa
 def test_an_unreadable_schema_file_exits_1_naming_it(cli, tmp_path, monkeypatch):
     path = tmp_path / "s.json"
     path.write_text(json.dumps(INLINE))
-    real_read = Path.read_text
+    real_open = os.open
 
-    def read_text(self, *a, **kw):
-        if self == path:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_read(self, *a, **kw)
+    def open_(file, flags, *a, **kw):  # schema files are read through store/reading.py read_regular
+        if os.fspath(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, flags, *a, **kw)
 
-    monkeypatch.setattr(Path, "read_text", read_text)
+    monkeypatch.setattr(os, "open", open_)
     result = cli("structure", "text", "--schema", str(path))
     assert result.exit_code == 1 and no_crash(result)
     assert f"cannot read schema file {path}: Permission denied" in result.stderr

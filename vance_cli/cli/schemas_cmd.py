@@ -17,8 +17,6 @@ import typer
 
 from vance_cli.cli.structure_cmd import exit_for, guarded
 
-MAX_SCHEMA_FILE_BYTES = 16 * 1024 * 1024
-
 
 def _registry():
     from vance_cli.config.context import load_context
@@ -109,7 +107,7 @@ def register(app: typer.Typer) -> None:
         def body() -> None:
 
             from vance_cli.structure.errors import InvalidSchema
-            from vance_cli.structure.registry import check_name, parse_schema_json
+            from vance_cli.structure.registry import MAX_SCHEMA_FILE_BYTES, check_name, parse_schema_json
             from vance_cli.terminal import err
 
             check_name(name)

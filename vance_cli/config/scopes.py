@@ -57,12 +57,17 @@ def _user_dir(env: Mapping[str, str]) -> Path:
 
 
 def find_project(cwd: Path, user: Path) -> Path | None:
-    """The nearest ``.vance/`` folder at or above ``cwd`` that is not the user scope ``user``."""
+    """The nearest ``.vance/`` folder at or above ``cwd`` (resolved) that is not the user scope ``user``.
+
+    The path is the folder holding the ``.vance`` entry plus ``.vance``, never the target of a
+    ``.vance`` that is a symlink: the project (and its trust, config/trust.py) is the folder the
+    entry is in, so a clone's ``.vance -> ../myproject/.vance`` is not ``myproject``.
+    """
     for folder in (cwd, *cwd.parents):
         candidate = folder / ".vance"
         # ~/.vance seen from a folder under $HOME is the user scope, not a project.
         if candidate.is_dir() and candidate.resolve() != user:
-            return candidate.resolve()
+            return candidate
     return None
 
 

@@ -9,6 +9,7 @@ needs only the standard library: no pydantic, nothing of llm/ (the model layer i
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -101,9 +102,12 @@ def check_servers(table: Any, source: str) -> None:
             if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
                 fail(f"{where}.{key}", "expected a table of strings")
         for key in ("timeout", "start_timeout"):
-            t = block.get(key, 1)
-            if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < float("inf"):
-                fail(f"{where}.{key}", "expected a number of seconds above 0")
+            if key in block:
+                t = block[key]
+                if not _is_number(t) or not _is_finite(t):
+                    fail(f"{where}.{key}", f"expected a finite number, got {t!r} (seconds above 0)")
+                if t <= 0:
+                    fail(f"{where}.{key}", "expected a number of seconds above 0")
 
 
 # --------------------------------------------------------------------------- dotted keys
@@ -156,6 +160,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_finite(value: int | float) -> bool:
+    return isinstance(value, int) or math.isfinite(value)
+
+
 class Checker:
     """Type checks for the keys Vance reads; unknown keys become warnings (see KNOWN_KEYS)."""
 
@@ -197,6 +205,8 @@ class Checker:
                 parts,
                 f"expected {'an integer' if integer else 'a number'}, got {_type_name(value)}",
             )
+        if not _is_finite(value):  # TOML's nan and inf: no timeout, price or temperature is one
+            self.fail(parts, f"expected a finite number, got {value}")
         if value < minimum:
             self.fail(parts, f"must be at least {minimum:g}, got {value}")
 

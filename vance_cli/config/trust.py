@@ -95,18 +95,20 @@ def split_restricted(layer: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def project_digest(vance_dir: Path) -> str:
     """A SHA-256 over every file under ``vance_dir`` (names and bytes), Vance's state excluded.
 
-    A symlink counts by its target path. It is followed only when it points inside the project
-    folder (the one holding ``vance_dir``); a link out of the project (``.vance/z -> /usr``,
-    ``.vance/recipes -> ~/elsewhere``) is one entry, never resolved: what lies outside the folder
-    is not what the person looked at when they trusted it (see ``links_out``). An unreadable entry
-    counts by its error, so the digest is stable either way.
+    A symlink counts by its target path. It is followed only where the loaders read
+    (``config.toml``, ``recipes/``, ``schemas/``) and only when it points inside the project folder
+    (the one holding ``vance_dir``) but not at that folder itself; any other link (``.vance/z ->
+    /usr``, ``.vance/z -> ..``) is one entry, never resolved: what lies outside the folder is not
+    what the person looked at when they trusted it, and the work tree is not configuration (see
+    ``links_out``). An unreadable entry counts by its error, so the digest is stable either way.
     """
     return _walk_project(vance_dir)[0]
 
 
 def links_out(vance_dir: Path) -> list[str]:
     """The paths in ``vance_dir`` the loaders read (``config.toml``, ``recipes/``, ``schemas/``)
-    that are symlinks leading out of the project: a folder holding one is never trusted."""
+    that are symlinks leading out of the project or to the project folder itself: a folder holding
+    one is never trusted."""
     return _walk_project(vance_dir)[1]
 
 
@@ -118,13 +120,32 @@ def _walk_project(vance_dir: Path) -> tuple[str, list[str]]:
     escapes: list[str] = []
     project = os.path.realpath(Path(vance_dir).parent)
 
+    vance_real = os.path.realpath(vance_dir)
+
     def follow(path: Path, here: str) -> bool:
+        """Whether to walk through the link ``path``: only where the loaders read (config.toml,
+        recipes/, schemas/), into the project and not to the project folder itself (that would
+        hash the whole work tree). A loaded link that leads elsewhere is an escape: what it reaches
+        would be read without being in the digest. Any other link counts by its target path."""
+        if here != "config.toml" and here.split("/", 1)[0] not in LOADED_DIRS:
+            return False
         real = os.path.realpath(path)
-        if real == project or real.startswith(project.rstrip(os.sep) + os.sep):
+        inside = real.startswith(project.rstrip(os.sep) + os.sep)
+        if inside and not vance_real.startswith(real.rstrip(os.sep) + os.sep):
             return True
-        if here == "config.toml" or here.split("/", 1)[0] in LOADED_DIRS:
-            escapes.append(here)
+        escapes.append(here)
         return False
+
+    top = Path(vance_dir)
+    if top.is_symlink():  # `.vance` itself: a link out of the folder holding it is never read
+        try:
+            h.update(b"L .\0" + os.fsencode(os.readlink(top)) + b"\0")
+        except OSError:
+            pass
+        real = os.path.realpath(top)
+        if not (real.startswith(project.rstrip(os.sep) + os.sep)):
+            escapes.append("")
+            return "sha256:" + h.hexdigest(), escapes
 
     def walk(folder: Path, rel: str, depth: int) -> None:
         real = os.path.realpath(folder)
@@ -238,9 +259,10 @@ def project_root_for(path: Path | str, user: Path) -> Path | None:
     """
     from vance_cli.config.scopes import find_project
 
-    where = Path(path).expanduser().resolve()
+    where = Path(path).expanduser()
     if where.name == ".vance" and where.is_dir():
-        where = where.parent
+        where = where.parent  # the folder holding the entry, even when `.vance` is a link
+    where = where.resolve()
     found = find_project(where, Path(user).resolve())
     return None if found is None else found.parent
 
@@ -263,8 +285,8 @@ def trust_folder(folder: Path | str, user: Path) -> TrustRecord:
         except OSError:
             target = "?"
         raise ConfigError(
-            f"cannot trust {root}: {link} is a symlink out of the project (to {target}); what lies "
-            "outside the folder can change without the folder changing",
+            f"cannot trust {root}: {link} is a symlink out of the project or to its folder itself (to {target}); "
+            "what it reaches is not in .vance/ and can change without .vance/ changing",
             hint="copy what it points to into .vance/ (or into your own $VANCE_HOME), then run `vance trust` again",
         )
     records = load_records(user)

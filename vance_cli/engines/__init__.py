@@ -33,6 +33,7 @@ __all__ = [
     "awaits_workers",
     "engine_class",
     "has_work",
+    "params_problem",
     "pending_question",
     "validate_recipe",
     "waiting_on",
@@ -62,6 +63,19 @@ def has_work(process: Process) -> bool:
     from vance_cli.engines.base import turn_open, turn_state  # the contract (pydantic): on use only
 
     return turn_open(process) and not turn_state(process).get("awaiting_approval")
+
+
+def params_problem(process: Process) -> str | None:
+    """Why the engine cannot use what ``process`` saved for it (its engine_params, the chat's
+    summary marker), in one line; None when it can (runtime/checks.py asks before a run)."""
+    if process.engine == "benjy":
+        from vance_cli.engines.benjy.state import params_problem as benjy_problem
+
+        return benjy_problem(process)
+    from vance_cli.engines.base import turn_problem
+    from vance_cli.engines.compact import summary_problem
+
+    return turn_problem(process) or summary_problem(process.history)
 
 
 def awaiting_approval(process: Process) -> str | None:

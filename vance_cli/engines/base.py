@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from vance_cli.events import Event, EventBus, StatusChanged
 from vance_cli.store.process import Process, Status
+from vance_cli.text import shorten
 from vance_cli.tools.base import ToolContext, WorkerHost
 
 if TYPE_CHECKING:
@@ -34,6 +35,50 @@ def turn_state(process: Process) -> dict[str, Any]:
     """The saved counters of ``process``'s turn; {} when there are none (absent, null, not an object)."""
     raw = process.engine_params.get(TURN_KEY)
     return raw if isinstance(raw, dict) else {}
+
+
+@dataclass
+class TurnState:
+    """The counters of the open turn (ford, arthur); persisted in engine_params so resume continues them."""
+
+    open: bool = False
+    iterations: int = 0
+    corrections: int = 0
+    relay_corrected_last: bool = False
+    max_tool_chars: int = 0
+    # Raised after a reply was cut off at the output limit; None: the model's own default.
+    max_tokens: int | None = None
+    # The tool whose call waits for the person's approval (the turn is paused, not lost).
+    awaiting_approval: str | None = None
+
+    @classmethod
+    def of(cls, process: Process) -> TurnState:
+        raw = turn_state(process)
+        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
+
+    def store(self, process: Process) -> None:
+        process.engine_params[TURN_KEY] = dict(self.__dict__)
+
+
+def turn_problem(process: Process) -> str | None:
+    """Why the saved turn counters of ``process`` cannot be used (a field not of TurnState's type,
+    a negative count), or None: checked before a resume (runtime/checks.py), so a hand-edited or
+    planted file is an error naming the field, not a crash in the turn."""
+    import typing
+
+    raw = turn_state(process)
+    for name, hint in typing.get_type_hints(TurnState).items():
+        if name not in raw:
+            continue
+        kinds = typing.get_args(hint) or (hint,)
+        value = raw[name]
+        fits = any(value is None if kind is type(None) else isinstance(value, kind) for kind in kinds)
+        if not fits or (bool not in kinds and isinstance(value, bool)):
+            wanted = " or ".join("null" if kind is type(None) else {bool: "true/false", int: "a whole number", str: "a text"}[kind] for kind in kinds)
+            return f"its open turn's {name} is {shorten(repr(value), 40)}, not {wanted}"
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            return f"its open turn's {name} is {value}, not a count"
+    return None
 
 
 def turn_open(process: Process) -> bool:

@@ -41,6 +41,18 @@ def latest_summary(history: list[Message]) -> Message | None:
     return None
 
 
+def summary_problem(history: list[Message]) -> str | None:
+    """Why the latest summary's marker cannot be used (``covers`` is not a count of the messages
+    before it), or None: checked before a resume (runtime/checks.py), as ``covered`` trusts it."""
+    summary = latest_summary(history)
+    if summary is None:
+        return None
+    covers = summary.meta.get("covers", 0)
+    if not isinstance(covers, int) or isinstance(covers, bool) or not 0 <= covers <= len(history):
+        return f"its summary marker covers {shorten(repr(covers), 40)}, not a count of its {len(history)} messages"
+    return None
+
+
 def covered(history: list[Message]) -> int:
     """How many messages at the start of the history the latest summary stands for."""
     summary = latest_summary(history)

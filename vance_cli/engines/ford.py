@@ -36,10 +36,10 @@ Rules, in the spec's terms:
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from vance_cli.config.recipes import Recipe
-from vance_cli.engines.base import TURN_KEY, Engine, turn_state
+from vance_cli.engines.base import Engine, TurnState
 from vance_cli.engines.compact import (
     KEEP_TURNS,
     SUMMARY_KIND,
@@ -111,29 +111,6 @@ _WIDE_WEIGHT = 3
 def message_weight(text: str) -> int:
     """Length in 'Latin-equivalent' characters: East Asian wide characters count three times."""
     return sum(_WIDE_WEIGHT if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
-
-
-@dataclass
-class TurnState:
-    """The counters of the open turn; persisted in engine_params so resume continues them."""
-
-    open: bool = False
-    iterations: int = 0
-    corrections: int = 0
-    relay_corrected_last: bool = False
-    max_tool_chars: int = 0
-    # Raised after a reply was cut off at the output limit; None: the model's own default.
-    max_tokens: int | None = None
-    # The tool whose call waits for the person's approval (the turn is paused, not lost).
-    awaiting_approval: str | None = None
-
-    @classmethod
-    def of(cls, process: Process) -> TurnState:
-        raw = turn_state(process)
-        return cls(**{k: raw[k] for k in cls.__dataclass_fields__ if k in raw})
-
-    def store(self, process: Process) -> None:
-        process.engine_params[TURN_KEY] = dict(self.__dict__)
 
 
 class FordEngine(Engine):

@@ -11,6 +11,8 @@ leaves every other base as written.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 _GEMINI_VERSIONS = ("v1", "v1beta", "v1alpha")
@@ -52,6 +54,17 @@ def foreign_base(model: str, api_base: str | None) -> bool:
     except ValueError:
         return True
     return host not in hosts
+
+
+# The names of environment variables that hold a credential or an account's identity: litellm reads
+# such variables for the provider of a model string (WATSONX_TOKEN, OPENAI_ORGANIZATION, AWS_*_KEY,
+# GOOGLE_APPLICATION_CREDENTIALS, CLARIFAI_PAT, ...) whatever base the call goes to.
+CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|ORGANIZATION|(?:^|_)PAT(?:_|$)", re.IGNORECASE)
+
+
+def credential_names(environ: Mapping[str, str]) -> frozenset[str]:
+    """The variables of ``environ`` a call to a foreign base (``foreign_base``) must not see."""
+    return frozenset(name for name in environ if CREDENTIAL_NAME.search(name))
 
 
 def _strip_suffix(path: str, *suffixes: str) -> str:

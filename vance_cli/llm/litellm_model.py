@@ -9,17 +9,19 @@ This is the only module that imports litellm; its exceptions are translated here
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import copy
 import json
 import logging
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import ChatRequest, Completion, OnDelta, replay
-from vance_cli.llm.endpoints import foreign_base
+from vance_cli.llm.endpoints import credential_names, foreign_base
 from vance_cli.llm.guard import check_request_allowed
 from vance_cli.llm.retry import (
     connection_error,
@@ -36,6 +38,58 @@ from vance_cli.llm.wire import WireModel, build_body, cached_prompt_tokens, pars
 _PLACEHOLDER_KEY = "sk-no-key-needed"
 
 _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
+
+
+# The environment variables hidden from the litellm call running in this context (None: none).
+_HIDDEN: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("vance_hidden_environ", default=None)
+
+
+class _CallScopedEnviron(type(os.environ)):  # type: ignore[misc]  # os._Environ
+    """``os.environ`` minus the names hidden for the call in the current context (``credential_scope``).
+
+    litellm reads a provider's credentials from the environment wherever the call goes (the token
+    of watsonx/, the organization of openai/, ...), through os.environ / os.getenv in the call and
+    in the threads it starts for it (with the call's context copied). Outside a scope, and in every
+    other task or thread, the environment is unchanged; nothing is written."""
+
+    def __getitem__(self, key: str) -> str:
+        hidden = _HIDDEN.get()
+        if hidden and key in hidden:
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        hidden = _HIDDEN.get()
+        for key in super().__iter__():
+            if not hidden or key not in hidden:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def setdefault(self, key: str, value: str) -> str:
+        hidden = _HIDDEN.get()
+        if hidden and key in hidden:  # neither shown nor overwritten
+            return value
+        return super().setdefault(key, value)
+
+
+@contextlib.contextmanager
+def credential_scope(model: str, api_base: str | None) -> Iterator[None]:
+    """For a call to a base that is not the provider's own host (``foreign_base``), hide the
+    credential variables of the environment (``endpoints.credential_names``) from litellm for the
+    call: only the key the person configured for that base goes there (the API key's placeholder
+    in ``_kwargs`` is the same rule for the one credential litellm takes as an argument)."""
+    if not foreign_base(model, api_base):
+        yield
+        return
+    if type(os.environ) is not _CallScopedEnviron:
+        os.environ.__class__ = _CallScopedEnviron  # the same object, so every reference sees the scope
+    token = _HIDDEN.set(credential_names(os.environ))
+    try:
+        yield
+    finally:
+        _HIDDEN.reset(token)
 
 
 def _litellm() -> Any:
@@ -185,11 +239,16 @@ class LiteLLMModel(WireModel):
         # No key configured for a base that is not the provider's own host: litellm would read the
         # provider's key from the environment (OPENAI_API_KEY, ...) and send it there. A placeholder
         # goes instead (local servers accept any key; a server that needs one gets VANCE_API_KEY).
+        foreign = foreign_base(self.name, self.api_base)
         if api_key is None and (
-            foreign_base(self.name, self.api_base)
-            or (self.api_base and self.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"))
+            foreign or (self.api_base and self.name.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"))
         ):
             api_key = _PLACEHOLDER_KEY
+            if foreign:
+                # The placeholder is the whole authorization: a provider that would otherwise build
+                # its own from elsewhere (watsonx/ exchanges a key for a token at IBM's IAM) sends it
+                # to the base as it is. The environment's credentials are hidden (credential_scope).
+                kwargs["extra_headers"] = {"Authorization": f"Bearer {_PLACEHOLDER_KEY}"}
         if api_key is not None:
             kwargs["api_key"] = api_key
         return kwargs
@@ -201,7 +260,8 @@ class LiteLLMModel(WireModel):
 
         async def attempt() -> Completion:
             try:
-                response = await litellm.acompletion(**kwargs)
+                with credential_scope(self.name, self.api_base):
+                    response = await litellm.acompletion(**kwargs)
             except Exception as exc:
                 broken = self._broken_call(exc)
                 if broken is not None:
@@ -258,12 +318,13 @@ class LiteLLMModel(WireModel):
         async def once(assembler: ChunkAssembler) -> Completion:
             chunks: list[Any] = []
             try:
-                response = await litellm.acompletion(**kwargs)
-                async for chunk in response:
-                    chunks.append(chunk)
-                    data = chunk.model_dump(warnings=False) if hasattr(chunk, "model_dump") else dict(chunk)
-                    for delta in assembler.add(data):
-                        on_delta(delta)
+                with credential_scope(self.name, self.api_base):
+                    response = await litellm.acompletion(**kwargs)
+                    async for chunk in response:
+                        chunks.append(chunk)
+                        data = chunk.model_dump(warnings=False) if hasattr(chunk, "model_dump") else dict(chunk)
+                        for delta in assembler.add(data):
+                            on_delta(delta)
             except ModelError:
                 raise
             except Exception as exc:

@@ -14,6 +14,7 @@ run in between (``vance benjy resume`` in another terminal finds it locked).
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -139,10 +140,27 @@ class BenjyService:
         if name:
             if not name.replace("-", "").replace("_", "").replace(".", "").isalnum() or name.startswith("."):
                 raise UsageError(f"invalid workspace name {name!r}", hint="use letters, digits, '-', '_' or '.'")
-            path = self.runtime.scopes.state_dir / "workspaces" / name
-            path.mkdir(parents=True, exist_ok=True)
-            return path.resolve(), False
+            return self._target_folder(name), False
         return Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve(), True
+
+    def _target_folder(self, name: str) -> Path:
+        """``workspaces/NAME`` in the state folder, made if missing: a real folder, never a link.
+
+        A cloned ``.vance/`` could ship ``workspaces/NAME`` (or ``workspaces`` itself) as a link to
+        $VANCE_HOME or ~/.ssh; the run would then work in the person's secrets."""
+        base = self.runtime.scopes.state_dir / "workspaces"
+        path = base / name
+        for folder in (base, path):
+            if folder.is_symlink():
+                raise UsageError(
+                    f"the workspace folder {folder} is a symbolic link; a --target workspace must be a folder of its own",
+                    hint=f"remove the link (rm {folder}), or pass --workspace PATH for a folder you chose",
+                )
+        path.mkdir(parents=True, exist_ok=True)
+        real = path.resolve()
+        if real != Path(os.path.realpath(self.runtime.scopes.state_dir)) / "workspaces" / name:  # pragma: no cover - a race
+            raise UsageError(f"the workspace folder {path} leads to {real}", hint="pass --workspace PATH for a folder you chose")
+        return real
 
     def start(
         self,
@@ -243,7 +261,10 @@ class BenjyService:
                 yield started.process
             return
         with self.runtime.store.lock(pid):
-            yield self.runtime.store.load(pid)
+            process = self.runtime.store.load(pid)
+            self._check_benjy(process)
+            self.runtime.check_runnable(process)  # a corrupt benjyState says so before anything is written
+            yield process
 
     async def run(self, pid: str) -> RunResult:
         """Drive the run (and its workers) until DONE, BLOCKED, a failure or a stop request."""
@@ -280,6 +301,7 @@ class BenjyService:
         store = self.runtime.store
         process = store.load(store.resolve_id(pid))
         self._check_benjy(process)
+        self.runtime.check_runnable(process)
         state = encode(load_state(process))
         items: dict[str, int] = {}
         for item in state["items"]:

@@ -1,4 +1,5 @@
-"""Whether this vance can run a process file: its engine is known and its embedded recipe valid.
+"""Whether this vance can run a process file: its engine is known, its embedded recipe valid and
+what its engine saved (engine_params) of the shape the engine reads.
 
 A process file can be valid JSON of the right shape and still name an engine this vance does not
 have (written by a newer vance, or edited by hand) or carry a recipe snapshot that no longer
@@ -37,4 +38,6 @@ def recipe_problem(recipe: dict[str, Any]) -> str | None:
         Recipe.model_validate(recipe)
     except ValidationError as exc:
         return f"its embedded recipe is invalid: {describe_validation_error(exc)}"
-    return None
+    from vance_cli.engines import params_problem
+
+    return params_problem(process)

@@ -235,6 +235,7 @@ class Scheduler:
         """
         if root.status == Status.DONE and root.inbox:
             raise UsageError(f"process {root.id} is DONE", hint="start a new one")
+        self.runtime.check_runnable(root)  # before anything changes (ask_again below, a save)
         self.root = root
         self._root_model = root_model
         self.started = time.time()

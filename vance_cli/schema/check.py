@@ -135,6 +135,12 @@ def check_schema(schema: Any, where: str = "the schema") -> dict[str, Any]:
             '"http://json-schema.org/draft-07/schema#"), or leave "$schema" out for 2020-12',
         )
     cls = validator_class(schema)
+    if cls.__name__ == "Draft3Validator":
+        raise InvalidSchema(
+            f"{where} declares Draft 3 (\"$schema\": {shorten(str(schema['$schema']), 200)!r}), which Vance does not read: "
+            "its \"required\", \"type\" and \"extends\" mean other things than in later drafts",
+            hint='write it in Draft 4 or later (e.g. "http://json-schema.org/draft-07/schema#"), or leave "$schema" out for 2020-12',
+        )
     meta = meta_validator(cls)
     err = None if meta.is_valid(schema) else best_match(meta.iter_errors(schema))
     if err is not None:

@@ -41,8 +41,30 @@ def make_validator(schema: dict[str, Any] | bool) -> Any:
 
     from vance_cli.schema.dialects import validator_class
 
-    cls = validator_class(schema)
+    cls = guarded_class(validator_class(schema))
     return cls(schema, format_checker=cls.FORMAT_CHECKER, registry=Registry())
+
+
+_GUARDED: dict[Any, Any] = {}
+
+
+def guarded_class(cls: Any) -> Any:
+    """``cls`` whose ``multipleOf`` reports a number too large to divide (10**400 against 1e308:
+    OverflowError inside jsonschema) as a failed check instead of raising."""
+    guarded = _GUARDED.get(cls)
+    if guarded is None:
+        from jsonschema.validators import extend
+
+        original = cls.VALIDATORS["multipleOf"]
+
+        def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
+            try:
+                yield from original(validator, divisor, instance, schema)
+            except OverflowError:
+                yield ValidationError(f"{shorten(repr(instance), 40)} is too large to check as a multiple of {divisor!r}")
+
+        guarded = _GUARDED[cls] = extend(cls, {"multipleOf": multiple_of})
+    return guarded
 
 
 def show_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:

@@ -91,6 +91,40 @@ def _temp_name(name: str) -> str:
     return f"{TEMP_PREFIX}vance-{secrets.token_hex(6)}{TEMP_SUFFIX}"
 
 
+def state_folder(base: Path | str, *parts: str, what: str = "state folder") -> Path:
+    """``base/parts...``, the folders made (0700: state is private) where missing; StoreError
+    (``write_error`` for ``what``) when one cannot be made, or ``base`` or a part is a symbolic
+    link or not a folder.
+
+    Vance never writes its state through a link: a cloned ``.vance`` (or its ``processes/``) that
+    links elsewhere would put the conversation where the link points. Each part is checked with
+    lstat below ``base`` (the scope folder: $VANCE_HOME resolved, or the folder holding
+    ``.vance`` plus ``.vance``); O_NOFOLLOW on the file itself guards only the last part.
+    """
+    path = Path(base)
+    try:
+        if not os.path.lexists(path):
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for part in ("", *parts):
+            path = path / part if part else path
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path, 0o700)
+                mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                raise StoreError(
+                    f"{path} is a symbolic link; Vance does not write its state through links",
+                    hint=f"make {path} a folder of its own (rm {path}; Vance creates it), or work in another folder",
+                )
+            if not stat.S_ISDIR(mode):
+                raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    except OSError as exc:
+        raise write_error(path, exc, what) from exc
+    return path
+
+
 def atomic_write_text(
     path: Path | str, text: str, *, encoding: str = "utf-8", exclusive: bool = False
 ) -> None:

@@ -20,7 +20,7 @@ from pydantic_core import PydanticSerializationError
 
 from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, UsageError
 from vance_cli.store import history_log
-from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, write_error
+from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, state_folder, write_error
 from vance_cli.store.lock import current_holder, process_lock
 from vance_cli.store.process import SCHEMA_VERSION, Process
 from vance_cli.text import json_depth, safe_data
@@ -41,6 +41,7 @@ class Unreadable(Exception):
 
 
 def validation_reason(exc: ValidationError) -> str:
+    """A pydantic error in one line: the first three places and what is wrong there."""
     parts = []
     for err in exc.errors()[:3]:
         where = ".".join(str(p) for p in err["loc"]) or "(root)"
@@ -201,12 +202,19 @@ def _too_deep_to_save(process: Process) -> StoreError:
 class ProcessStore:
     """The processes/ folder of one scope (created on the first write)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, base: Path | None = None) -> None:
         self.root = Path(root)
+        # the scope folder above root: no part from it down to root may be a link (state_folder)
+        self.base = Path(base) if base is not None else self.root
 
     @classmethod
     def for_scopes(cls, scopes: _Located) -> ProcessStore:
-        return cls(scopes.processes_dir())
+        root = scopes.processes_dir()
+        return cls(root, root.parent)
+
+    def _folder(self) -> Path:
+        """The processes/ folder, made private where missing; StoreError when a part of it is a link."""
+        return state_folder(self.base, *self.root.relative_to(self.base).parts, what="process file")
 
     # ------------------------------------------------------------------ paths
 
@@ -239,12 +247,13 @@ class ProcessStore:
 
     def _write(self, process: Process, *, exclusive: bool) -> None:
         path = self.path(process.id)
+        self._folder()
         before = process._history_log
         log = before
         process.schema_version = SCHEMA_VERSION  # written in this vance's format (an older one refuses it)
         try:
             log = history_log.place(path, process.history, before)  # a long history's log first
-            atomic_write_bytes(path, _serialize(process, log), exclusive=exclusive)
+            atomic_write_bytes(path, _serialize(process, log), exclusive=exclusive, mode=0o600)
         except FileExistsError:
             if log is not None and log is not before:  # a log written for a file that was not ours
                 with contextlib.suppress(OSError):
@@ -354,7 +363,9 @@ class ProcessStore:
 
     def lock(self, pid: str) -> AbstractContextManager[None]:
         """Hold the one-writer lock of ``pid``; ProcessLocked names the holder when it is taken."""
-        return process_lock(self.lock_path(pid), pid)
+        path = self.lock_path(pid)
+        self._folder()
+        return process_lock(path, pid)
 
     def holder(self, pid: str) -> dict[str, Any] | None:
         """Who holds ``pid``'s lock ({pid, host, argv, since}), or None; never takes the lock."""

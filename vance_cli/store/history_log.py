@@ -117,7 +117,7 @@ def _new(path: Path, history: list[Message], upto: int) -> HistoryLog:
     numbers = [int(m.group(1)) for p in path.parent.glob(f"{path.stem}.history.*.jsonl") if (m := _NUMBER.search(p.name))]
     name = f"{path.stem}.history.{max(numbers, default=0) + 1}.jsonl"
     data = b"".join(message_line(m) for m in history[:upto])
-    atomic_write_bytes(path.with_name(name), data, exclusive=True)  # fsynced, and its name
+    atomic_write_bytes(path.with_name(name), data, exclusive=True, mode=0o600)  # fsynced, and its name
     crashpoint("store.log_written")
     return HistoryLog(name, upto, len(data), history, history[upto - 1])
 
@@ -128,7 +128,7 @@ _NUMBER = re.compile(r"\.history\.(\d+)\.jsonl$")
 def _append(path: Path, log: HistoryLog, history: list[Message], upto: int) -> HistoryLog:
     data = b"".join(message_line(m) for m in history[log.messages:upto])
     try:
-        fd = os.open(path.with_name(log.file), os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path.with_name(log.file), os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return _new(path, history, upto)
     try:

@@ -49,23 +49,13 @@ def read_holder(lock_path: Path) -> dict[str, Any] | None:
     """The holder info written in the lock file, or None (no file, empty, unreadable, too big).
 
     Never through a symlink (O_NOFOLLOW: a shipped ``ID.lock -> /dev/zero`` or ``-> a FIFO``),
-    only a regular file, and at most MAX_HOLDER_BYTES: `vance ps` must not hang or fill memory."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(lock_path, flags)
-    except OSError:
-        return None
-    try:
-        import stat
+    only a regular file, and at most MAX_HOLDER_BYTES: `vance ps` must not hang or fill memory
+    (store/reading.py read_regular)."""
+    from vance_cli.store.reading import read_regular
 
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        raw = os.read(fd, MAX_HOLDER_BYTES + 1)
+    try:
+        raw = read_regular(lock_path, MAX_HOLDER_BYTES, links=False)
     except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_HOLDER_BYTES:
         return None
     return _parse_holder(raw) if raw.strip() else None
 
@@ -130,7 +120,7 @@ def process_lock(lock_path: Path, process_id: str) -> Iterator[None]:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         # O_NOFOLLOW: a lock file that is a symlink (shipped in a cloned .vance/) would have the
         # file behind it truncated; Vance never writes through a link in its state folder.
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise StoreError(

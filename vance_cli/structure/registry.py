@@ -20,6 +20,7 @@ Origins (spec §6.2, shown as ``schemaOrigin = "registry:<origin>"``):
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ TABLE = "structure_schemas"
 # Listing checks a schema against its meta-schema only up to this size; a bigger one (checking
 # takes ~1 s per MB) is parsed only and checked in full when it is used.
 LIST_CHECK_BYTES = 256 * 1024
+# A schema file (or its manual) is read up to this size, and no further: a JSON Schema is a few KB.
+MAX_SCHEMA_FILE_BYTES = 16 * 1024 * 1024
 DEFAULT_TENANT = "local"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
@@ -117,15 +120,29 @@ def parse_schema_json(text: str, where: str, *, fix: str) -> Any:
         ) from exc
 
 
-def read_schema_file(path: Path, *, check: bool = True) -> dict[str, Any]:
-    """The schema in a file, checked (``check=False``: only parsed, and it must be an object);
-    every read problem is an InvalidSchema naming the path."""
+def read_text_file(path: Path, what: str, *, links: bool = True) -> str:
+    """The UTF-8 text of a schema or manual file, read as a regular file of at most
+    MAX_SCHEMA_FILE_BYTES (store/reading.py: a FIFO or /dev/zero never hangs); ``links=False``
+    refuses a symbolic link. Every problem is an InvalidSchema naming the path."""
+    from vance_cli.store.reading import A_LINK, read_regular
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_regular(path, MAX_SCHEMA_FILE_BYTES, links=links)
     except OSError as exc:
-        raise InvalidSchema(f"cannot read schema file {path}: {exc.strerror}", hint="check the path and the permissions of the file and its folders") from exc
+        hint = "check the path and the permissions of the file and its folders"
+        if exc.strerror == A_LINK:
+            hint = f"a schema of a project folder is read from a file of its own: copy the file the link points to into {path.parent}"
+        raise InvalidSchema(f"cannot read {what} {path}: {exc.strerror}", hint=hint) from exc
+    try:
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidSchema(f"schema file {path} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8 JSON") from exc
+        raise InvalidSchema(f"cannot read {what} {path}: {path.name} is not UTF-8 text ({exc.reason})", hint=f"save {path} as UTF-8") from exc
+
+
+def read_schema_file(path: Path, *, check: bool = True, links: bool = True) -> dict[str, Any]:
+    """The schema in a file, checked (``check=False``: only parsed, and it must be an object);
+    every read problem is an InvalidSchema naming the path (``read_text_file``)."""
+    text = read_text_file(path, "schema file", links=links)
     data = parse_schema_json(text, f"schema file {path}", fix=f"fix the JSON in {path}")
     if not check:
         if not isinstance(data, dict):
@@ -177,6 +194,16 @@ class SchemaRegistry:
             return self.scopes.user
         return None
 
+    def _linked_folder(self, scope: str, folder: Path) -> str | None:
+        """Why the project scope's ``schemas/`` folder is not read (it, or the ``.vance`` holding it,
+        is a symbolic link: a clone's link could lead to the person's own files), or None."""
+        if scope != "project":
+            return None
+        for path in (self.scopes.project, folder):
+            if path is not None and path.is_symlink():
+                return f"{path} is a symbolic link; a project folder's schemas are read from its own .vance/schemas/"
+        return None
+
     def _db_path(self, scope: str) -> Path | None:
         from vance_cli.structure.db import DB_FILE
 
@@ -213,19 +240,19 @@ class SchemaRegistry:
         )
 
     def _from_file(self, path: Path, scope: str, *, check: bool | None = True) -> RegisteredSchema:
+        # A project folder's files come with a clone: no link there (one to ~/.docker/config.json
+        # would turn the person's credentials into a schema the model is sent).
+        links = scope != "project"
         if check is None:  # listing: only small files are checked here
             try:
                 check = path.stat().st_size <= LIST_CHECK_BYTES
             except OSError:
                 check = True  # read_schema_file reports it
-        schema = read_schema_file(path, check=check)
+        schema = read_schema_file(path, check=check, links=links)
         manual_path = path.with_name(path.name[: -len(".json")] + ".manual.md")
         manual = None
-        try:
-            if manual_path.is_file():
-                manual = manual_path.read_text(encoding="utf-8").strip() or None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InvalidSchema(f"cannot read manual file {manual_path}: {exc}", hint="check the file's permissions and encoding") from exc
+        if os.path.lexists(manual_path):
+            manual = read_text_file(manual_path, "manual file", links=links).strip() or None
         return RegisteredSchema(
             name=path.name[: -len(".json")],
             schema=schema,
@@ -248,7 +275,7 @@ class SchemaRegistry:
                 if row.get("name") == name:
                     return self._from_row(row, scope)
             path = folder / f"{name}.json"
-            if path.is_file():
+            if os.path.lexists(path) and not self._linked_folder(scope, folder):
                 return self._from_file(path, scope)
         return None
 
@@ -290,11 +317,14 @@ class SchemaRegistry:
                         found.append(self._from_row(row, scope, check=check))
                     except VanceError as exc:
                         found.append(BrokenSchema(name=name, scope=scope, source=f"{self._db_path(scope)}#{TABLE}", problem=exc.message))
+            linked = self._linked_folder(scope, folder)
             try:
-                paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
+                paths = sorted(folder.glob("*.json")) if folder.is_dir() and not linked else []
             except OSError as exc:
                 paths = []
                 broken.append(BrokenSchema(name=None, scope=scope, source=str(folder), problem=f"cannot list {folder}: {exc.strerror}"))
+            if linked and folder.is_dir():
+                broken.append(BrokenSchema(name=None, scope=scope, source=str(folder), problem=linked))
             for path in paths:
                 stem = path.name[: -len(".json")]
                 if stem.startswith("_") or not NAME_RE.match(stem):
@@ -339,7 +369,7 @@ class SchemaRegistry:
             except VanceError:
                 pass  # a corrupt table: `vance schemas list` reports it
             try:
-                stems = [p.name[: -len(".json")] for p in folder.glob("*.json")] if folder.is_dir() else []
+                stems = [p.name[: -len(".json")] for p in folder.glob("*.json")] if folder.is_dir() and not self._linked_folder(scope, folder) else []
             except OSError:
                 stems = []
             names |= {s for s in stems if NAME_RE.match(s)}
@@ -369,6 +399,13 @@ class SchemaRegistry:
 
         check_name(name)
         check_schema(schema, where=f"schema {name!r}")
+        try:  # the database is UTF-8 JSON: a "\ud800" escape is valid JSON but no character
+            json.dumps(schema, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidSchema(
+                f"schema {name!r} holds a lone surrogate ({exc.object[exc.start]!r} escape), which is not a character",
+                hint="replace the \\uD800-\\uDFFF escape with the character you meant (a pair of them, or the character itself)",
+            ) from None
         scope = self._writable(scope)
         path = self._db_path(scope)
         assert path is not None

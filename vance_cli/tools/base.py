@@ -155,7 +155,9 @@ class Tool:
         if validator is None:
             from jsonschema import Draft202012Validator
 
-            validator = self.__dict__["_validator"] = Draft202012Validator(self.parameters)
+            from vance_cli.schema.reasons import guarded_class
+
+            validator = self.__dict__["_validator"] = guarded_class(Draft202012Validator)(self.parameters)
         problems = []
         for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
             where = "/".join(str(p) for p in err.path) or "(arguments)"

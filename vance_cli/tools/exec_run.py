@@ -36,7 +36,15 @@ from typing import Any
 
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
-from vance_cli.tools.paths import HIDDEN_HOME_PATHS, git_hooks_paths, git_include_paths, guarded, resolve_in_workspace, secret_paths
+from vance_cli.tools.paths import (
+    HIDDEN_HOME_PATHS,
+    git_hooks_paths,
+    git_include_paths,
+    guarded,
+    resolve_in_workspace,
+    secret_paths,
+    tool_root,
+)
 
 __all__ = ["HIDDEN_HOME_PATHS", "make_tool"]
 
@@ -189,7 +197,9 @@ def _bwrap_argv(bwrap: str, root: Path, cwd: Path, network: bool, hide: list[Pat
     # environment or tool folder under /tmp (on PATH, or the interpreter running vance).
     for path in _tools_under_tmp():
         argv += ["--ro-bind", str(path), str(path)]
-    hide = [path for path in hide if path.exists() and root != path]
+    if root in hide:  # tool_root refuses such a workspace before a plan is made
+        raise ValueError(f"the workspace {root} is a hidden path")
+    hide = [path for path in hide if path.exists()]
     # A hidden folder holding the workspace (a `--target` workspace in $VANCE_HOME) is hidden
     # first and the workspace bound back into it: the rest of it (config.toml) stays hidden.
     for path in hide:
@@ -412,7 +422,7 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult.error(
             f"cwd {cwd_rel!r} is not an existing folder in the workspace; call file_list"
         )
-    root = resolve_in_workspace(ctx.workspace, ".")
+    root = tool_root(ctx)
     try:
         how = await plan(ctx, root, cwd)
     except SandboxUnavailable as exc:
@@ -534,7 +544,7 @@ async def _exec_run_preview(args: dict[str, Any], ctx: ToolContext):
     cwd_rel = str(args.get("cwd") or ".")
     fields = [("command", command)]
     try:
-        root = resolve_in_workspace(ctx.workspace, ".")
+        root = tool_root(ctx)
         cwd = resolve_in_workspace(ctx.workspace, cwd_rel)
     except WorkspaceError as exc:
         return Preview(title="run a command", subject=command, fields=[*fields, ("folder", cwd_rel), ("refused", exc.message)])

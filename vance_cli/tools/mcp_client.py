@@ -231,7 +231,9 @@ def provider(scopes: Any):
     """The registry's source of MCP tools for ``scopes`` (ToolRegistry.mcp): ``mcp:NAME/TOOL`` or
     ``mcp:NAME/*`` -> (tools, warning). Server stderr goes to ``<state>/mcp/NAME.log``."""
     from vance_cli.config.mcp_servers import configured_servers
+    from vance_cli.errors import VanceError
     from vance_cli.names import MCP_TOOL_PATTERN
+    from vance_cli.store.atomic import state_folder
 
     async def resolve(name: str) -> tuple[list[Tool], str | None]:
         match = re.fullmatch(MCP_TOOL_PATTERN, name)
@@ -243,11 +245,9 @@ def provider(scopes: Any):
         server = startable.get(server_name) or servers.get(server_name)
         if server is None:
             return [], f"{name}: no MCP server {server_name} is configured ([mcp.servers.{server_name}] in config.toml)"
-        log_dir = Path(scopes.state_dir) / "mcp"
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            log = log_dir / f"{server_name}.log"
-        except OSError:
+        try:  # a log in the state folder, never through a link (store/atomic.py state_folder)
+            log = state_folder(scopes.state_dir, "mcp") / f"{server_name}.log"
+        except (OSError, VanceError):
             log = None
         try:
             tools = await tools_of(server, log)

@@ -243,10 +243,13 @@ HIDDEN_HOME_PATHS = (
 
 
 def secret_paths(ctx: ToolContext) -> list[Path]:
-    """$VANCE_HOME and the credential paths under $HOME (resolved; they may not exist)."""
+    """$VANCE_HOME, the project scope's config.toml (it may hold ``[model] api_key`` as the user
+    scope's does) and the credential paths under $HOME (resolved; they may not exist)."""
     paths: list[Path] = []
     if ctx.settings is not None:
         paths.append(Path(ctx.settings.scopes.user))
+        if ctx.settings.scopes.project is not None:
+            paths.append(Path(ctx.settings.scopes.project) / "config.toml")
     elif os.environ.get("VANCE_HOME"):
         paths.append(Path(os.environ["VANCE_HOME"]).expanduser())
     home = os.environ.get("HOME")
@@ -261,16 +264,32 @@ def secret_paths(ctx: ToolContext) -> list[Path]:
     return out
 
 
-def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
-    """(the root, the target) for a file tool: ``resolve_in_workspace`` plus the deny-list of the
-    exec sandbox (a secret path holding the workspace itself, e.g. a ``--target`` workspace in
-    $VANCE_HOME, does not count: the confinement keeps the tool inside the workspace)."""
-    target = resolve_in_workspace(ctx.workspace, rel)
+def tool_root(ctx: ToolContext, secrets: list[Path] | None = None) -> Path:
+    """The resolved workspace root of a tool call. A workspace that is itself a secret path
+    ($VANCE_HOME, ~/.ssh, ...) is refused, however it was picked (a chat started there, a planted
+    ``--target`` link): every tool would work in the person's credentials."""
     root = resolve_in_workspace(ctx.workspace, ".")
-    if is_hidden(root, target, secret_paths(ctx)):
+    if root in (secret_paths(ctx) if secrets is None else secrets):
+        raise WorkspaceError(
+            f"the workspace {root} holds credentials ($VANCE_HOME with your API keys, ~/.ssh, ~/.aws "
+            "and the like); no tool works in it",
+            hint="start vance in (or pass --workspace) a folder of its own",
+        )
+    return root
+
+
+def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
+    """(the root, the target) for a file tool: ``tool_root`` and ``resolve_in_workspace`` plus the
+    deny-list of the exec sandbox (a secret path holding the workspace strictly inside it, e.g. a
+    ``--target`` workspace in $VANCE_HOME/workspaces/, does not count: the confinement keeps the
+    tool inside the workspace)."""
+    secrets = secret_paths(ctx)
+    root = tool_root(ctx, secrets)
+    target = resolve_in_workspace(ctx.workspace, rel)
+    if is_hidden(root, target, secrets):
         raise WorkspaceError(
             f"{display_path(root, target)!r} is hidden from the tools: it holds credentials "
-            "($VANCE_HOME with your API keys, ~/.ssh, ~/.aws and the like)",
+            "($VANCE_HOME and .vance/config.toml with your API keys, ~/.ssh, ~/.aws and the like)",
             hint="work with other files; the person can share what is needed themselves",
         )
     return root, target
@@ -278,10 +297,11 @@ def resolve_for_tool(ctx: ToolContext, rel: str) -> tuple[Path, Path]:
 
 def is_hidden(root: Path, target: Path, secrets: list[Path]) -> bool:
     """The one gate of the deny-list: ``target`` (resolved) is, or lies in, one of ``secrets``
-    (``secret_paths``). A secret path holding the workspace ``root`` itself does not count.
+    (``secret_paths``). A secret path holding the workspace ``root`` strictly inside it does not
+    count (a workspace that is a secret path is refused as a whole: ``tool_root``).
     file_read and file_write refuse such a path; file_list leaves it out of a listing."""
     for secret in secrets:
-        if root == secret or root.is_relative_to(secret):
+        if root != secret and root.is_relative_to(secret):
             continue
         if target == secret or target.is_relative_to(secret):
             return True

@@ -241,15 +241,88 @@ def load_state(process: Process) -> BenjyState:
 
 
 def decode(raw: dict[str, Any]) -> BenjyState:
-    from vance_cli.errors import CorruptProcessFile
+    """The state saved in a process file; CorruptProcessFile when it is not one this vance reads
+    (``params_problem`` says why before a run starts)."""
+    from pydantic import ValidationError
 
-    version = raw.get("version", BENJY_STATE_VERSION) if isinstance(raw, dict) else None
-    if not isinstance(version, int) or version > BENJY_STATE_VERSION:
+    from vance_cli.errors import CorruptProcessFile
+    from vance_cli.store.files import validation_reason
+
+    if not isinstance(raw, dict):
+        raise CorruptProcessFile(f"benjyState is {_json_kind(raw)}, not an object", hint="start a new run")
+    version = raw.get("version", BENJY_STATE_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CorruptProcessFile(f"benjyState version {version!r} is not a number", hint="start a new run")
+    if version > BENJY_STATE_VERSION:
         raise CorruptProcessFile(
             f"benjyState version {version!r} is newer than this vance reads ({BENJY_STATE_VERSION})",
             hint="upgrade vance to resume this process",
         )
-    return BenjyState.model_validate(raw)
+    try:
+        return BenjyState.model_validate(raw)
+    except ValidationError as exc:
+        raise CorruptProcessFile(f"benjyState: {validation_reason(exc)}", hint="start a new run") from None
+
+
+class RunOptions(_Model):
+    """benjyOptions: what ``vance benjy run`` was given (runtime/benjy_service.py start)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    check: str | None = None
+    allowExec: bool = False
+    criteriaFiles: list[str] = Field(default_factory=list)
+    model: str | None = None
+    temporaryWorkspace: bool = False
+    keepWorkspace: bool = False
+
+
+def params_problem(process: Process) -> str | None:
+    """Why the Benjy data of ``process`` (benjyState, benjyOptions, benjyRecipes) cannot drive a
+    run or be shown, in one line; None when it can. Checked before anything is written
+    (runtime/checks.py), so a hand-edited or planted file is an error naming it, not a crash."""
+    from pydantic import ValidationError
+
+    from vance_cli.config.recipes import Recipe, describe_validation_error
+    from vance_cli.errors import CorruptProcessFile
+    from vance_cli.store.files import validation_reason
+
+    params = process.engine_params
+    try:
+        state = load_state(process)
+    except CorruptProcessFile as exc:
+        return exc.message
+    options = params.get(OPTIONS_KEY)
+    if options is not None:
+        try:
+            RunOptions.model_validate(options)
+        except ValidationError as exc:
+            return f"benjyOptions: {validation_reason(exc)}"
+    recipes = params.get(RECIPES_KEY)
+    if recipes is not None and not isinstance(recipes, dict):
+        return f"benjyRecipes is {_json_kind(recipes)}, not an object"
+    for name, snapshot in (recipes or {}).items():
+        try:
+            Recipe.model_validate(snapshot)
+        except ValidationError as exc:
+            return f"benjyRecipes[{name!r}]: {describe_validation_error(exc)}"
+    if not state.config:  # not resolved yet: the first loop entry resolves it and the snapshots
+        return None
+    from vance_cli.engines.benjy.config import RunConfig
+
+    try:
+        cfg = RunConfig.model_validate(state.config)
+    except ValidationError as exc:
+        return f"benjyState.config: {validation_reason(exc)}"
+    needed = [cfg.params.doRecipe, *(name for name in cfg.stages.values() if name)]
+    missing = [name for name in needed if name not in (recipes or {})]
+    if missing:
+        return f"benjyRecipes has no snapshot of the recipe {missing[0]!r} its run config names"
+    return None
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def encode(state: BenjyState) -> dict[str, Any]:
