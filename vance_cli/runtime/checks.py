@@ -17,7 +17,11 @@ from vance_cli.store.process import Process
 
 def unrunnable_reason(process: Process) -> str | None:
     """Why the runtime cannot drive ``process`` (one line), or None when it can."""
-    return engine_problem(process.engine) or recipe_problem(process.recipe)
+    if problem := engine_problem(process.engine) or recipe_problem(process.recipe):
+        return problem
+    from vance_cli.engines import params_problem
+
+    return params_problem(process)
 
 
 def engine_problem(engine: str) -> str | None:
@@ -38,6 +42,4 @@ def recipe_problem(recipe: dict[str, Any]) -> str | None:
         Recipe.model_validate(recipe)
     except ValidationError as exc:
         return f"its embedded recipe is invalid: {describe_validation_error(exc)}"
-    from vance_cli.engines import params_problem
-
-    return params_problem(process)
+    return None
