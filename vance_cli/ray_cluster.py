@@ -30,7 +30,7 @@ from typing import Any
 
 from vance_cli.errors import UsageError, VanceError
 
-ENGINES = ("local", "ray")
+BATCH_ENGINES = ("local", "ray")
 INSTALL_HINT = "install Ray with: pip install 'vance-cli[ray]'"
 MIN_RAY = (2, 40)
 ENV_PREFIX = "VANCE_"

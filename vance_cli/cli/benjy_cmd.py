@@ -355,7 +355,7 @@ def batch_cmd(
 
     from vance_cli.cli.common import model_factory, require_text
     from vance_cli.errors import Interrupted, UsageError
-    from vance_cli.ray_cluster import ENGINES, ray_session
+    from vance_cli.ray_cluster import BATCH_ENGINES, ray_session
     from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, exit_code, read_goals, source_folder
     from vance_cli.runtime.interrupt import stop_on_signals
     from vance_cli.terminal import emit_json, err, out
@@ -363,7 +363,7 @@ def batch_cmd(
     for what, value in (("--check", check), ("--recipe", recipe), ("--model", model)):
         if value is not None:
             require_text(value, what)
-    if engine not in ENGINES:
+    if engine not in BATCH_ENGINES:
         raise UsageError(f"unknown engine {engine!r}", hint="pass --engine local or --engine ray")
     if ray_address is not None and engine != "ray":
         raise UsageError("--ray-address is for --engine ray", hint="add --engine ray, or drop --ray-address")
