@@ -152,11 +152,16 @@ def test_headless_without_yes_is_refused_and_makes_nothing(env, src, tmp_path, v
 
 def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp_path, monkeypatch, capsys):
     from vance_cli.cli import benjy_cmd
+    from vance_cli.config.context import load_context
     from vance_cli.errors import VanceError
-    from vance_cli.runtime.benjy_batch import Defaults, Plan, read_goals
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, read_goals
+    from vance_cli.runtime.runner import Runtime
 
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     goals = write_goals(tmp_path, [{"goal": "g", "check": "pytest -q", "allowExec": True}, {"goal": "h"}])
-    plan = Plan(read_goals(goals, Defaults(source=src)), read_goals(goals, Defaults(source=src)), tmp_path)
+    runtime = Runtime(*load_context())
+    plan = BenjyBatch(runtime, goals, read_goals(goals, Defaults(source=src), runtime)).plan()
 
     class Tty:
         def isatty(self):
@@ -167,8 +172,8 @@ def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp
     monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "y")
     assert benjy_cmd._approve_batch(plan, False, "goals.jsonl") == "you (vance benjy batch, once for the batch)"
     shown = capsys.readouterr().err
-    assert "2 new runs" in shown and "pytest -q" in shown and "the recipe's check command" in shown
-    assert "workers' tools: file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
+    assert "2 new runs" in shown and "check     pytest -q   (from the goal" in shown and "check     none" in shown
+    assert "tools     respond, file_read, file_list, file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     with pytest.raises(VanceError, match="not approved: no run was started"):
         benjy_cmd._approve_batch(plan, False, "goals.jsonl")

@@ -303,24 +303,22 @@ def _batch_table(rows) -> list[str]:
 
 
 def _approve_batch(plan, yes: bool, goals: str) -> str:
-    """Ask once for the whole batch (its checks and its workers' tools); who approved it."""
+    """Show everything the new runs will do (also with --yes) and ask once; who approved it."""
     from vance_cli.errors import UsageError, VanceError
     from vance_cli.terminal import err
     from vance_cli.text import for_terminal
 
-    checks = plan.checks + (["(the recipe's check command, for runs without one)"] if plan.recipe_checks else [])
-    lines = [f"benjy batch {goals}: {len(plan.create)} new runs, each in its own workspace made from:"]
-    lines += [f"  {s}" for s in plan.sources]
-    lines += ["checks (run in each workspace after every item):", *(f"  {c}" for c in checks)]
-    lines.append(f"workers' tools: {', '.join(plan.tools)} (in their own workspace)")
+    count = f"{len(plan.create)} new run{'s' if len(plan.create) != 1 else ''}"
+    head = f"benjy batch {goals}: {count}, each in its own workspace; approved once for the whole batch:"
+    err(for_terminal("\n".join([head, *plan.summary()])))
     if yes:
+        err("approved with --yes")
         return "--yes (vance benjy batch)"
     if sys.stdin is None or not sys.stdin.isatty():
         raise UsageError(
-            f"vance benjy batch needs your approval of its checks and tools ({len(plan.create)} new runs), and nothing can ask here",
-            hint=f"pass --yes to approve them once for the whole batch: vance benjy batch {goals} --yes ...",
+            f"vance benjy batch needs your approval of its checks and tools ({count}), and nothing can ask here",
+            hint=f"read the above, then pass --yes to approve it once for the whole batch: vance benjy batch {goals} --yes ...",
         )
-    err(for_terminal("\n".join(lines)))
     try:
         answer = input("approve them once for the whole batch? [y/N] > ").strip().lower()
     except EOFError:
@@ -356,7 +354,7 @@ def batch_cmd(
     from vance_cli.cli.common import model_factory, require_text
     from vance_cli.errors import Interrupted, UsageError
     from vance_cli.ray_cluster import BATCH_ENGINES, ray_session
-    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, exit_code, read_goals, source_folder
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Chooser, Defaults, exit_code, read_goals, source_folder
     from vance_cli.runtime.interrupt import stop_on_signals
     from vance_cli.terminal import emit_json, err, out
 
@@ -379,10 +377,11 @@ def batch_cmd(
         crit = (Path(criteria).expanduser() if Path(criteria).expanduser().is_absolute() else cwd / criteria).resolve()
         if not crit.is_file():
             raise UsageError(f"criteria file {crit} does not exist", hint="check the --criteria path")
-    defaults = Defaults(check=check, source=source_folder(workspace, cwd) if workspace else None, recipe=recipe,
+        Chooser(runtime).refuse_secret(crit, "--criteria")
+    defaults = Defaults(check=check, source=source_folder(workspace, runtime) if workspace else None, recipe=recipe,
                         criteria=crit, allow_exec=allow_exec, model=model)
     path = (cwd / Path(goals).expanduser()).resolve()
-    batch = BenjyBatch(runtime, path, read_goals(path, defaults), model_factory=model_factory,
+    batch = BenjyBatch(runtime, path, read_goals(path, defaults, runtime), model_factory=model_factory,
                        on_event=lambda e: _batch_event(e, json_out))
     with batch.locked(), contextlib.ExitStack() as stack:
         plan = batch.plan()

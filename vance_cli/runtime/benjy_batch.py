@@ -39,7 +39,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ from vance_cli.runtime.runner import ModelFactory, Runtime
 from vance_cli.store.atomic import atomic_write_json
 from vance_cli.store.process import Process, Status, new_process_id
 from vance_cli.text import did_you_mean
+from vance_cli.tools.paths import secret_near, secret_paths_of
 
 DONE, BLOCKED, FAILED, STOPPED = "DONE", "BLOCKED", "FAILED", "STOPPED"
 GOAL_KEYS = ("id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model")
@@ -59,6 +60,7 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STATE_FILE = "batch.json"
 STATE_VERSION = 1
 MAX_JOBS = 64
+SHOWN_IDS = 8  # goal ids named per group in the approval
 GIT_TIMEOUT = 120  # seconds for one git command (a worktree of a large repository takes a while)
 
 Event = Callable[[dict[str, Any]], None]
@@ -95,11 +97,106 @@ class Goal:
     criteria: Path | None
     allow_exec: bool
     model: str | None
+    # what the run will do, resolved from its recipe when the file is read (shown in the approval)
+    choices: RunChoices | None = field(default=None, compare=False)
 
     def digest(self) -> str:
         """What the run was created from; a rerun refuses a goal that changed under the same id."""
-        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id")}
+        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id", "choices")}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RunChoices:
+    """Everything a goal's line chooses for its run, resolved: the batch's approval shows it all."""
+
+    recipe: str  # its name and the file it is read from
+    check: str | None  # the command that runs after every item (the goal's or its recipe's); None: no check
+    check_from: str  # "the goal" | "the recipe"
+    criteria: tuple[str, ...]  # the files the run reads as acceptance criteria (sent to the model)
+    model: str  # "model" or "model (every call)"
+    tools: tuple[str, ...]  # the workers' tools
+
+
+class Chooser:
+    """Resolves what each goal chooses (``RunChoices``), once per distinct recipe and flags.
+
+    A recipe that is not there or not Benjy's, a model that does not resolve, a criteria file
+    among the credential paths (``tools.paths.secret_paths_of``: $VANCE_HOME, ~/.ssh, ...): a
+    VanceError, which ``read_goals`` reports with the line.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.service = BenjyService(runtime)
+        self.secrets = secret_paths_of(runtime.scopes.user)
+        self._seen: dict[tuple[Any, ...], RunChoices] = {}
+
+    def __call__(self, goal: Goal) -> RunChoices:
+        key = (goal.recipe, goal.check, goal.criteria, goal.allow_exec, goal.model)
+        if key not in self._seen:
+            self._seen[key] = self._choose(goal)
+        return self._seen[key]
+
+    def refuse_secret(self, path: Path, what: str) -> None:
+        secret = secret_near(path, self.secrets)
+        if secret is not None:
+            raise UsageError(f"{what} {path} is in {secret}, which holds credentials (the tools never read it)",
+                             hint="point it at a file of acceptance criteria outside $VANCE_HOME, ~/.ssh, ~/.aws and the like")
+
+    def refuse_source(self, folder: Path | None, what: str) -> None:
+        """A source folder whose copy would take credentials into a workspace: your home folder,
+        /, $VANCE_HOME, or one that is, holds or lies in a credential path (the tools hide those
+        paths, but not their copies in a workspace)."""
+        if folder is None:
+            return
+        home = os.environ.get("HOME")
+        secret = secret_near(folder, self.secrets, holding=True)
+        if folder == Path(folder.anchor):
+            why = "is the root folder"
+        elif home and folder == Path(home).resolve():
+            why = "is your home folder"
+        elif secret is None:
+            return
+        elif folder == secret or folder.is_relative_to(secret):
+            why = f"is in {secret}, which holds credentials"
+        else:
+            why = f"holds {secret}, where credentials are kept"
+        raise UsageError(f"{what} {folder} {why}: each run would work in a copy of it",
+                         hint="point it at the project's own folder (not $HOME, /, $VANCE_HOME or a folder holding ~/.ssh, ~/.aws and the like)")
+
+    def _choose(self, goal: Goal) -> RunChoices:
+        from vance_cli.config.recipes import Recipe
+        from vance_cli.engines.benjy.config import run_config
+        from vance_cli.engines.benjy.engine import doer_snapshot
+
+        if goal.criteria is not None:
+            self.refuse_secret(goal.criteria, "criteria file")
+        setup = self.service.setup(goal.recipe, criteria=goal.criteria, model=goal.model)
+        cfg, snapshots = run_config(setup.params, setup.refs, check=goal.check, allow_exec=goal.allow_exec)
+        criteria: list[str] = []
+        for source in setup.params.criteriaSources:  # the recipe's: relative ones are read in the workspace
+            ref = Path(source.ref).expanduser()
+            if ref.is_absolute():
+                self.refuse_secret(ref.resolve(), f"the recipe {setup.recipe.name!r} names the criteria source")
+                criteria.append(str(ref))
+            else:
+                criteria.append(f"<workspace>/{source.ref}")
+        criteria += setup.criteria_files
+        tools: list[str] = []
+        for stage in (setup.params.doRecipe, cfg.stages.get("escalation")):  # the recipes its workers run
+            if stage and stage in snapshots:
+                for tool in Recipe.model_validate(doer_snapshot(snapshots[stage], cfg)).tool_names():
+                    if tool not in tools:
+                        tools.append(tool)
+        where = setup.recipe.path or setup.recipe.origin
+        return RunChoices(
+            recipe=setup.recipe.name + (f" ({where})" if where else ""),
+            check=cfg.checkCommand,
+            check_from="the goal" if goal.check is not None else "the recipe",
+            criteria=tuple(criteria),
+            model=setup.model + (" (every call)" if goal.model else " (and each stage recipe's own)"),
+            tools=tuple(tools),
+        )
 
 
 def _bad(path: Path, line: int, what: str, hint: str | None = None) -> UsageError:
@@ -129,8 +226,10 @@ def _folder(base: Path, text: str, what: str, path: Path, n: int | None) -> Path
     return folder
 
 
-def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
-    """Every goal of ``path``, checked before anything is made (a UsageError naming the line)."""
+def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
+    """Every goal of ``path``, checked before anything is made (a UsageError naming the line):
+    each goal's recipe, model and criteria are resolved into its ``choices``."""
+    choose = Chooser(runtime)
     if not path.is_file():
         raise UsageError(f"goals file {path} does not exist", hint="pass a JSONL file: one {\"goal\": ...} object per line")
     base = path.parent
@@ -178,19 +277,23 @@ def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
                     criteria = (criteria if criteria.is_absolute() else base / criteria).resolve()
                     if not criteria.is_file():
                         raise _bad(path, n, f"criteria file {criteria} does not exist")
-                goals.append(
-                    Goal(
-                        id=ident,
-                        goal=goal,
-                        line=n,
-                        check=_text_field(path, n, row, "check") or defaults.check,
-                        source=_folder(base, source_text, "workspace", path, n) if source_text else defaults.source,
-                        recipe=_text_field(path, n, row, "recipe") or defaults.recipe,
-                        criteria=criteria,
-                        allow_exec=allow,
-                        model=_text_field(path, n, row, "model") or defaults.model,
-                    )
+                item = Goal(
+                    id=ident,
+                    goal=goal,
+                    line=n,
+                    check=_text_field(path, n, row, "check") or defaults.check,
+                    source=_folder(base, source_text, "workspace", path, n) if source_text else defaults.source,
+                    recipe=_text_field(path, n, row, "recipe") or defaults.recipe,
+                    criteria=criteria,
+                    allow_exec=allow,
+                    model=_text_field(path, n, row, "model") or defaults.model,
                 )
+                try:
+                    if source_text:
+                        choose.refuse_source(item.source, "workspace")
+                    goals.append(replace(item, choices=choose(item)))
+                except VanceError as exc:
+                    raise _bad(path, n, exc.message, hint=exc.hint or "fix the line") from None
         except UnicodeDecodeError:
             raise UsageError(f"goals file {path} is not UTF-8 text", hint="save it as UTF-8 JSONL") from None
     if not goals:
@@ -198,9 +301,11 @@ def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
     return goals
 
 
-def source_folder(text: str, cwd: Path) -> Path:
+def source_folder(text: str, runtime: Runtime) -> Path:
     """``--workspace``: the default source folder of every run, checked now."""
-    return _folder(cwd, text, "--workspace", cwd, None)
+    folder = _folder(runtime.scopes.cwd, text, "--workspace", runtime.scopes.cwd, None)
+    Chooser(runtime).refuse_source(folder, "--workspace")
+    return folder
 
 
 # --------------------------------------------------------------------------- workspaces
@@ -244,10 +349,14 @@ def _discard(dest: Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def make_workspace(source: Path | None, dest: Path, *, skip: Path | None = None) -> tuple[Path, str, str | None]:
+def make_workspace(
+    source: Path | None, dest: Path, *, skip: Path | None = None, hidden: list[Path] | tuple[Path, ...] = ()
+) -> tuple[Path, str, str | None]:
     """Make the run's workspace at ``dest``: (its folder, "worktree" | "copy" | "folder", a warning or None).
 
-    ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it).
+    ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it);
+    ``hidden``: the credential paths (``secret_paths_of``), never copied (the tools hide them, not
+    their copies; ``read_goals`` refuses a source that holds one, this is the second lock).
     """
     _discard(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -270,10 +379,13 @@ def make_workspace(source: Path | None, dest: Path, *, skip: Path | None = None)
     partial = dest.with_name(dest.name + ".partial")
     skip = skip.resolve() if skip is not None else None
 
+    hide = {str(path) for path in hidden}
+
     def ignore(folder: str, names: list[str]) -> list[str]:
+        left_out = [n for n in names if os.path.join(folder, n) in hide] if hide else []
         if skip is None or Path(folder).resolve() != skip.parent:
-            return []
-        return [n for n in names if n == skip.name]
+            return left_out
+        return [*left_out, *(n for n in names if n == skip.name)]
 
     shutil.copytree(source, partial, symlinks=True, ignore=ignore)
     os.rename(partial, dest)  # whole or absent: a kill during the copy leaves only the .partial
@@ -366,22 +478,30 @@ class Plan:
     create: list[Goal]  # no process file yet: these need the batch's approval
     folder: Path
 
-    @property
-    def checks(self) -> list[str]:
-        return sorted({g.check for g in self.create if g.check})
-
-    @property
-    def recipe_checks(self) -> bool:
-        """Some new run has no check of its own: its recipe's check command (if it has one) runs."""
-        return any(g.check is None for g in self.create)
-
-    @property
-    def tools(self) -> list[str]:
-        return ["file_write", *(["exec_run"] if any(g.allow_exec for g in self.create) else [])]
-
-    @property
-    def sources(self) -> list[str]:
-        return sorted({str(g.source) if g.source else "(an empty folder)" for g in self.create})
+    def summary(self) -> list[str]:
+        """What the approval covers, all of it: the new runs grouped by what their lines choose
+        (recipe, check, criteria files, model, source folder, the workers' tools)."""
+        groups: dict[tuple[Path | None, RunChoices | None], list[str]] = {}
+        for goal in self.create:
+            groups.setdefault((goal.source, goal.choices), []).append(goal.id)
+        lines: list[str] = []
+        for (source, choices), ids in groups.items():
+            shown = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+            lines.append(f"  {shown} ({len(ids)} run{'s' if len(ids) != 1 else ''}):")
+            lines.append(f"    source    {source} (each run in its own git worktree of it, or a copy)" if source else
+                         "    source    none (each run in an empty folder)")
+            if choices is None:
+                continue
+            lines.append(f"    recipe    {choices.recipe}")
+            if choices.check:
+                lines.append(f"    check     {choices.check}   (from {choices.check_from}; run in the workspace after every item)")
+            else:
+                lines.append("    check     none")
+            if choices.criteria:
+                lines.append(f"    criteria  {', '.join(choices.criteria)}   (read and sent to the model)")
+            lines.append(f"    model     {choices.model}")
+            lines.append(f"    tools     {', '.join(choices.tools)}   (the workers', in their workspace)")
+        return lines
 
 
 def batch_folder(scopes: Scopes, goals_path: Path) -> Path:
@@ -469,9 +589,11 @@ class BenjyBatch:
             self._save()
         crashpoint("batch.ids_saved")
         service = BenjyService(self.runtime)
+        secrets = secret_paths_of(self.runtime.scopes.user)
         for goal in plan.create:
             entry = runs[goal.id]
-            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id, skip=self.runtime.scopes.state_dir)
+            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id,
+                                                      skip=self.runtime.scopes.state_dir, hidden=secrets)
             if warning:
                 self.on_event({"type": "warning", "text": warning})
             entry.update(workspace=str(workspace), kind=kind, source=str(goal.source) if goal.source else None, ready=True)

@@ -18,13 +18,16 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.errors import UsageError
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
+
+if TYPE_CHECKING:
+    from vance_cli.config.recipes import Recipe
 
 DEFAULT_RECIPE = "benjy-coding"
 
@@ -73,6 +76,17 @@ class RunResult:
 
             return blocked_report(load_state(self.process), self.process.status_reason)
         return None
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """A run's recipe and what it names, checked (``BenjyService.setup``), before anything is written."""
+
+    recipe: Recipe
+    params: Any  # engines.benjy.config.BenjyParams
+    refs: dict[str, Recipe]  # every recipe the params name, by name
+    criteria_files: list[str]  # the --criteria file, resolved
+    model: str  # the run's model, resolved
 
 
 @dataclass
@@ -131,6 +145,26 @@ class BenjyService:
             return path.resolve(), False
         return Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve(), True
 
+    def setup(self, recipe: str, *, criteria: str | Path | None = None, model: str | None = None) -> RunSetup:
+        """What ``start`` checks before it writes anything: the recipe (a Benjy recipe, and every
+        recipe it names), the criteria file, the model. `vance benjy batch` checks each goal with it."""
+        from vance_cli.config.recipes import load_recipe
+        from vance_cli.engines.benjy.config import resolve
+
+        loaded = load_recipe(recipe, self.runtime.scopes)
+        if loaded.engine != "benjy":
+            raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
+                             hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
+        params, refs = resolve(loaded, self.runtime.scopes)
+        criteria_files: list[str] = []
+        if criteria is not None:
+            path = Path(criteria).expanduser()
+            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
+            if not path.is_file():
+                raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
+            criteria_files.append(str(path))
+        return RunSetup(loaded, params, refs, criteria_files, self.runtime.model_of(loaded, model))
+
     def start(
         self,
         goal: str,
@@ -153,34 +187,23 @@ class BenjyService:
         ``process_id``: the id to create it under (a batch records it before the file exists; a
         StoreError if that file exists). ``approved_by``: who approved the run and its tools.
         """
-        from vance_cli.config.recipes import load_recipe
-        from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
+        from vance_cli.engines.benjy.config import resolve_criteria, run_config
         from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState
         from vance_cli.tools.approval import grant_run
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
-        loaded = load_recipe(recipe, self.runtime.scopes)
-        if loaded.engine != "benjy":
-            raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
-                             hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
-        params, refs = resolve(loaded, self.runtime.scopes)  # fail fast, before any file is written
-        criteria_files: list[str] = []
-        if criteria is not None:
-            path = Path(criteria).expanduser()
-            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
-            if not path.is_file():
-                raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
-            criteria_files.append(str(path))
-        ws, temporary = self.resolve_workspace(workspace, target, params.workTarget.targetName)
-        options = {"check": check, "allowExec": allow_exec, "criteriaFiles": criteria_files, "model": model}
+        setup = self.setup(recipe, criteria=criteria, model=model)  # fail fast, before any file is written
+        ws, temporary = self.resolve_workspace(workspace, target, setup.params.workTarget.targetName)
+        options = {"check": check, "allowExec": allow_exec, "criteriaFiles": setup.criteria_files, "model": model}
         if temporary:  # disposed of when the run is DONE (spec §7), unless asked to keep it
             options.update(temporaryWorkspace=True, keepWorkspace=keep_workspace)
         # what the run's first loop entry would resolve (engines/benjy/engine.py: _first_entry)
         cfg, snapshots = run_config(
-            params, refs, check=check, allow_exec=allow_exec, criteria_files=resolve_criteria(loaded, options, ws)
+            setup.params, setup.refs, check=check, allow_exec=allow_exec,
+            criteria_files=resolve_criteria(setup.recipe, options, ws),
         )
-        process = self.runtime.process_of(loaded, model=model, workspace=ws)
+        process = self.runtime.process_of(setup.recipe, model=model, workspace=ws)
         if process_id is not None:
             process.id = process_id
         process.engine_params[OPTIONS_KEY] = options

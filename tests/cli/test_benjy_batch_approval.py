@@ -1,0 +1,141 @@
+"""`vance benjy batch`: what the one approval shows, and what a goals file may not choose.
+
+Everything a line chooses for its run (recipe and the check it brings, criteria files, model,
+source folder, the workers' tools) is in the approval, and --yes prints the same; a source that
+would take credentials into a workspace, or a criteria file among them, is refused with its line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.cli.test_benjy_batch import CHECK, env, roots, src, write_goals  # noqa: F401 (fixtures)
+from tests.helpers import REPO, run_cli
+
+
+def hostile(tmp_path, src):
+    """A goal whose recipe (a path) brings its own check command, and whose criteria is any file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-abc123\n")
+    marker = tmp_path / "PWNED"
+    recipe = (REPO / "recipes" / "benjy-coding.yaml").read_text()
+    recipe = recipe.replace("name: benjy-coding", "name: innocent")
+    recipe = recipe.replace("    check: {}", f'    check: {{ command: "touch {marker}; true" }}')
+    (tmp_path / "innocent.yaml").write_text(recipe)
+    goals = tmp_path / "goals.jsonl"
+    goals.write_text(json.dumps({"id": "a", "goal": "write one item file", "recipe": str(tmp_path / "innocent.yaml"),
+                                 "criteria": str(secret)}) + "\n"
+                     + json.dumps({"id": "b", "goal": "write one item file", "allowExec": True, "check": CHECK, "workspace": str(src)}) + "\n")
+    return goals, marker
+
+
+def test_yes_prints_everything_each_line_chooses_before_anything_runs(fake_openai, env, src, tmp_path):
+    goals, marker = hostile(tmp_path, src)
+    r = run_cli("benjy", "batch", str(goals), "--yes", env={**env, "VANCE_SANDBOX": "off"})
+    assert r.returncode == 0, r.stderr
+    shown = r.stderr[: r.stderr.index("a: started")]  # all of it before the first run starts
+    # line a: its recipe by name and file, the check command that recipe brings, the criteria file
+    assert "a (1 run):" in shown and f"recipe    innocent ({tmp_path / 'innocent.yaml'})" in shown
+    assert f"check     touch {marker}; true   (from the recipe" in shown
+    assert f"criteria  {tmp_path / 'secret.txt'}   (read and sent to the model)" in shown
+    assert "model     openai/fake-model" in shown and "tools     respond, file_read, file_list, file_write   (" in shown
+    # line b: the bundled recipe, its own check, exec_run for its workers
+    assert "b (1 run):" in shown and f"recipe    benjy-coding ({REPO / 'recipes' / 'benjy-coding.yaml'})" in shown
+    assert f"source    {src} (each run in its own git worktree of it, or a copy)" in shown
+    assert f"check     {CHECK}   (from the goal" in shown and "file_write, exec_run" in shown
+    assert "source    none (each run in an empty folder)" in shown and "approved with --yes" in shown
+    # what was shown is what ran: the recipe's check, and the criteria text to the model
+    assert marker.exists() and "TOPSECRET-abc123" in json.dumps(fake_openai.requests)
+
+
+def test_on_a_terminal_the_prompt_shows_the_same_and_a_no_makes_nothing(env, src, tmp_path, vance_home, monkeypatch, capsys):
+    from vance_cli.cli import benjy_cmd
+    from vance_cli.config.context import load_context
+    from vance_cli.errors import VanceError
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, read_goals
+    from vance_cli.runtime.runner import Runtime
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    goals, _ = hostile(tmp_path, src)
+    runtime = Runtime(*load_context())
+    plan = BenjyBatch(runtime, goals, read_goals(goals, Defaults(), runtime)).plan()
+
+    class Tty:
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Tty())
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    with pytest.raises(VanceError, match="not approved: no run was started"):
+        benjy_cmd._approve_batch(plan, False, "goals.jsonl")
+    shown = capsys.readouterr().err
+    assert "touch" in shown, "the recipe's check command is not shown"
+    assert "innocent" in shown, "the recipe is not named"
+    assert "secret.txt" in shown, "the criteria file is not named"
+    assert not (vance_home / "batches").exists() or not list(vance_home.glob("batches/*/runs"))
+
+
+@pytest.fixture
+def home(tmp_path):
+    folder = tmp_path / "home"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    (folder / "project").mkdir()
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ({"workspace": "~"}, "is your home folder"),
+        ({"workspace": "/"}, "is the root folder"),
+        ({"workspace": "{home}/.."}, "holds {vance_home}, where credentials are kept"),
+        ({"workspace": "~/.ssh"}, "is in {home}/.ssh, which holds credentials"),
+        ({"workspace": "{vance_home}"}, "is in {vance_home}, which holds credentials"),
+        ({"criteria": "~/.ssh/id_rsa"}, "criteria file {home}/.ssh/id_rsa is in {home}/.ssh, which holds credentials"),
+    ],
+)
+def test_a_line_choosing_a_credential_path_is_refused_with_its_line_and_nothing_is_made(
+    env, home, tmp_path, vance_home, line, says
+):
+    fill = {"home": home, "vance_home": vance_home}
+    line = {key: value.format(**fill) for key, value in line.items()}
+    goals = write_goals(tmp_path, [{"id": "ok", "goal": "g"}, {"id": "a", "goal": "write one item file", **line}])
+    r = run_cli("benjy", "batch", str(goals), "--yes", env={**env, "HOME": str(home)})
+    assert r.returncode == 2, r.stderr
+    assert "goals.jsonl line 2: " in r.stderr and says.format(**fill) in r.stderr, r.stderr
+    assert list(vance_home.glob("batches/*/runs")) == [] and roots(env) == []
+    assert list(tmp_path.rglob("id_rsa")) == [home / ".ssh" / "id_rsa"]  # no copy of the key anywhere
+
+
+def test_the_flags_are_held_to_the_same_rules(env, home, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "g"}])
+    r = run_cli("benjy", "batch", str(goals), "-w", str(home), "--yes", env={**env, "HOME": str(home)})
+    assert r.returncode == 2 and f"--workspace {home} is your home folder" in r.stderr, r.stderr
+    r = run_cli("benjy", "batch", str(goals), "--criteria", str(home / ".ssh" / "id_rsa"), "--yes", env={**env, "HOME": str(home)})
+    assert r.returncode == 2 and "--criteria" in r.stderr and "which holds credentials" in r.stderr, r.stderr
+    assert list(vance_home.glob("batches/*/runs")) == []
+
+
+def test_a_bad_recipe_on_line_3_is_found_before_anything_is_made(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "g"}, {"id": "b", "goal": "g"}, {"id": "c", "goal": "g", "recipe": "benjy-codng"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    made = sorted(p.name for p in vance_home.glob("batches/*/runs/*"))
+    assert "line 3" in r.stderr and "recipe 'benjy-codng' not found" in r.stderr, r.stderr
+    assert r.returncode == 2 and made == [] and roots(env) == [], "things were made before the bad line was found"
+
+
+def test_a_copy_never_takes_a_credential_path_along(home, tmp_path, monkeypatch):
+    from vance_cli.runtime.benjy_batch import make_workspace
+    from vance_cli.tools.paths import secret_paths_of
+
+    (home / "project" / "main.py").write_text("print(1)\n")
+    (home / ".netrc").write_text("machine x password y\n")
+    monkeypatch.setenv("HOME", str(home))
+    dest, kind, _ = make_workspace(home, tmp_path / "runs" / "a", hidden=secret_paths_of(tmp_path / "vance-home"))
+    assert kind == "copy" and (dest / "project" / "main.py").is_file()
+    assert not (dest / ".ssh").exists() and not (dest / ".netrc").exists()
