@@ -350,3 +350,28 @@ def test_a_worktree_left_by_a_kill_is_removed_from_its_repository_before_it_is_m
     again, kind, _ = make_workspace(src, dest)
     assert again == dest and kind == "worktree" and not (dest / "half-done.txt").exists()
     assert git("worktree", "list").count(str(dest)) == 1 and len(git("worktree", "list").splitlines()) == 2
+
+
+def test_an_internal_error_in_one_run_fails_that_run_only(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_service
+
+    real_run = benjy_service.BenjyService.run
+    crashed = []
+
+    async def run(self, pid):
+        process = self.runtime.store.load(pid)
+        if "one" in json.dumps([m.content for m in process.inbox]) and not crashed:
+            crashed.append(pid)
+            raise RuntimeError("a bug in one run")
+        return await real_run(self, pid)
+
+    monkeypatch.setattr(benjy_service.BenjyService, "run", run)
+    goals = write_goals(tmp_path, GOALS[1:])  # one, two
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "2", env=env)
+    assert r.returncode == 1, r.stderr
+    rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:3]}
+    assert rows == {"one": "FAILED", "two": "DONE"}, r.stdout  # the other run finished; the table is there
+    assert f"one (process {crashed[0]}) FAILED: RuntimeError: a bug in one run" in r.stdout
+    assert "internal error" not in r.stderr and "ExceptionGroup" not in r.stderr
+    again = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)  # the rerun takes it up
+    assert again.returncode == 0 and "one: DONE" in again.stderr, again.stderr

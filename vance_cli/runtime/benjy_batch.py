@@ -447,12 +447,24 @@ def exit_code(rows: list[BatchRow]) -> int:
 # --------------------------------------------------------------------------- driving one run
 
 
+def error_text(exc: BaseException) -> str:
+    """A run's error for its row: a VanceError's message; anything else (a bug) as "Type: message"."""
+    if isinstance(exc, VanceError):
+        return exc.message
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}".rstrip(": ")
+
+
 async def drive(service: BenjyService, pid: str) -> str | None:
-    """Drive the run ``pid`` until it ends, blocks or fails; the error's text when it could not."""
+    """Drive the run ``pid`` until it ends, blocks or fails; the error's text when it could not.
+
+    Any error, a bug too, ends only this run (its row FAILED); the batch's other runs go on, on
+    either engine (a Ray task runs this same function).
+    """
     try:
         await service.run(pid)
-    except VanceError as exc:
-        return exc.message
+    except Exception as exc:  # noqa: BLE001 - one run's bug must not cancel the others
+        return error_text(exc)
     return None
 
 
@@ -646,11 +658,18 @@ class BenjyBatch:
         finally:
             for goal, pid in todo:  # interrupted: what did not finish is STOPPED (or what its file says)
                 if goal.id not in self.rows:
-                    self._finish(goal.id, self.runtime.store.load(pid))
+                    self._finish(goal.id, pid)
         return [self.rows[g.id] for g in self.goals]
 
-    def _finish(self, gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> None:
-        row = row_of(gid, process, error=error, skipped=skipped)
+    def _finish(self, gid: str, process: Process | str, *, error: str | None = None, skipped: bool = False) -> None:
+        """``process``: the run, or its id (loaded here; a file that cannot be read is a FAILED row)."""
+        try:
+            if isinstance(process, str):
+                process = self.runtime.store.load(process)
+            row = row_of(gid, process, error=error, skipped=skipped)
+        except Exception as exc:  # noqa: BLE001 - the summary still gets its row
+            pid = process if isinstance(process, str) else process.id
+            row = BatchRow(gid, pid, FAILED, 0, 0, "", reason=error or error_text(exc))
         self.rows[gid] = row
         self.on_event({"type": "run_finished", **row.to_dict()})
 
@@ -664,7 +683,7 @@ class BenjyBatch:
                     runtime.adopt(pid)
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
                 error = await drive(BenjyService(runtime), pid)
-                self._finish(goal.id, self.runtime.store.load(pid), error=error)
+                self._finish(goal.id, pid, error=error)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:
@@ -690,10 +709,10 @@ class BenjyBatch:
                 except asyncio.CancelledError:
                     ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
                     raise
-                except ray.exceptions.RayError as exc:
-                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                    error = f"the Ray task failed: {type(exc).__name__}: {first}"
-                self._finish(goal.id, self.runtime.store.load(pid), error=error)
+                except ray.exceptions.RayError as exc:  # the task itself failed (drive() keeps a run's errors)
+                    cause = getattr(exc, "cause", None)  # RayTaskError: what the task raised
+                    error = f"the Ray task failed: {error_text(cause if isinstance(cause, BaseException) else exc)}"
+                self._finish(goal.id, pid, error=error)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:
