@@ -335,7 +335,7 @@ def test_the_ray_helper_passes_vance_variables_and_puts_the_workers_back(monkeyp
 
 
 def test_a_worktree_left_by_a_kill_is_removed_from_its_repository_before_it_is_made_again(src, tmp_path):
-    from vance_cli.runtime.benjy_batch import make_workspace
+    from vance_cli.runtime.benjy_batch import git_top, make_workspace
 
     def git(*args):
         return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=True).stdout
@@ -344,10 +344,10 @@ def test_a_worktree_left_by_a_kill_is_removed_from_its_repository_before_it_is_m
     git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
     dest = tmp_path / "batch" / "runs" / "a"
-    first, kind, warning = make_workspace(src, dest)
+    first, kind, warning = make_workspace(src, dest, top=git_top(src))
     assert (first, kind, warning) == (dest, "worktree", None) and (dest / "check.py").is_file()
     (dest / "half-done.txt").write_text("left by the killed preparation\n")
-    again, kind, _ = make_workspace(src, dest)
+    again, kind, _ = make_workspace(src, dest, top=git_top(src))
     assert again == dest and kind == "worktree" and not (dest / "half-done.txt").exists()
     assert git("worktree", "list").count(str(dest)) == 1 and len(git("worktree", "list").splitlines()) == 2
 

@@ -44,7 +44,7 @@ def test_yes_prints_everything_each_line_chooses_before_anything_runs(fake_opena
     assert "model     openai/fake-model" in shown and "tools     respond, file_read, file_list, file_write   (" in shown
     # line b: the bundled recipe, its own check, exec_run for its workers
     assert "b (1 run):" in shown and f"recipe    benjy-coding ({REPO / 'recipes' / 'benjy-coding.yaml'})" in shown
-    assert f"source    {src} (each run in its own git worktree of it, or a copy)" in shown
+    assert f"source    {src} (each run in its own copy of it)" in shown
     assert f"check     {CHECK}   (from the goal" in shown and "file_write, exec_run" in shown
     assert "source    none (each run in an empty folder)" in shown and "approved with --yes" in shown
     # what was shown is what ran: the recipe's check, and the criteria text to the model
@@ -136,6 +136,13 @@ def test_a_copy_never_takes_a_credential_path_along(home, tmp_path, monkeypatch)
     (home / "project" / "main.py").write_text("print(1)\n")
     (home / ".netrc").write_text("machine x password y\n")
     monkeypatch.setenv("HOME", str(home))
-    dest, kind, _ = make_workspace(home, tmp_path / "runs" / "a", hidden=secret_paths_of(tmp_path / "vance-home"))
+    dest, kind, _ = make_workspace(home, tmp_path / "runs" / "a", top=None, hidden=secret_paths_of(tmp_path / "vance-home"))
     assert kind == "copy" and (dest / "project" / "main.py").is_file()
     assert not (dest / ".ssh").exists() and not (dest / ".netrc").exists()
+
+
+def test_a_model_that_does_not_resolve_names_its_line_before_anything_is_made(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "g"}, {"id": "b", "goal": "g", "model": "default:nope"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 2 and "goals.jsonl line 2: " in r.stderr and "default:nope" in r.stderr, r.stderr
+    assert list(vance_home.glob("batches/*/runs")) == [] and roots(env) == []

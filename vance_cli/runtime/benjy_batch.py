@@ -99,10 +99,12 @@ class Goal:
     model: str | None
     # what the run will do, resolved from its recipe when the file is read (shown in the approval)
     choices: RunChoices | None = field(default=None, compare=False)
+    # the git work tree the run's worktree is made from (``git_top``), None: a copy of ``source``
+    worktree_of: Path | None = field(default=None, compare=False)
 
     def digest(self) -> str:
         """What the run was created from; a rerun refuses a goal that changed under the same id."""
-        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id", "choices")}
+        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id", "choices", "worktree_of")}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -130,6 +132,15 @@ class Chooser:
         self.service = BenjyService(runtime)
         self.secrets = secret_paths_of(runtime.scopes.user)
         self._seen: dict[tuple[Any, ...], RunChoices] = {}
+        self._tops: dict[Path, Path | None] = {}
+
+    def worktree_of(self, source: Path | None) -> Path | None:
+        """``git_top(source)``, asked once per source folder."""
+        if source is None:
+            return None
+        if source not in self._tops:
+            self._tops[source] = git_top(source)
+        return self._tops[source]
 
     def __call__(self, goal: Goal) -> RunChoices:
         key = (goal.recipe, goal.check, goal.criteria, goal.allow_exec, goal.model)
@@ -291,7 +302,7 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
                 try:
                     if source_text:
                         choose.refuse_source(item.source, "workspace")
-                    goals.append(replace(item, choices=choose(item)))
+                    goals.append(replace(item, choices=choose(item), worktree_of=choose.worktree_of(item.source)))
                 except VanceError as exc:
                     raise _bad(path, n, exc.message, hint=exc.hint or "fix the line") from None
         except UnicodeDecodeError:
@@ -326,14 +337,22 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
 
 
 def git_top(source: Path) -> Path | None:
-    """The top of the git work tree ``source`` is in, when it has a commit to start from; else None."""
+    """The top of the git work tree whose last commit ``source``'s worktree is made from; None when
+    the run gets a copy of ``source``: not in git, no commit yet, or ``source`` not in that commit
+    (an untracked folder: its worktree would not have it)."""
     top = _git(["rev-parse", "--show-toplevel"], source)
     if top is None or top.returncode != 0 or not top.stdout.strip():
         return None
     head = _git(["rev-parse", "--verify", "--quiet", "HEAD"], source)
     if head is None or head.returncode != 0:
         return None  # no commit yet: a copy
-    return Path(top.stdout.strip()).resolve()
+    folder = Path(top.stdout.strip()).resolve()
+    rel = source.relative_to(folder).as_posix() if source != folder else ""
+    if rel:
+        tracked = _git(["cat-file", "-e", f"HEAD:{rel}"], folder)
+        if tracked is None or tracked.returncode != 0:
+            return None
+    return folder
 
 
 def _discard(dest: Path) -> None:
@@ -350,9 +369,12 @@ def _discard(dest: Path) -> None:
 
 
 def make_workspace(
-    source: Path | None, dest: Path, *, skip: Path | None = None, hidden: list[Path] | tuple[Path, ...] = ()
+    source: Path | None, dest: Path, *, top: Path | None, skip: Path | None = None,
+    hidden: list[Path] | tuple[Path, ...] = (),
 ) -> tuple[Path, str, str | None]:
     """Make the run's workspace at ``dest``: (its folder, "worktree" | "copy" | "folder", a warning or None).
+
+    ``top``: ``git_top(source)``, as reading the goals file found it (None: a copy of ``source``).
 
     ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it);
     ``hidden``: the credential paths (``secret_paths_of``), never copied (the tools hide them, not
@@ -363,7 +385,6 @@ def make_workspace(
     if source is None:
         dest.mkdir()
         return dest, "folder", None
-    top = git_top(source)
     if top is not None:
         made = _git(["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"], top)
         if made is not None and made.returncode == 0:
@@ -493,15 +514,19 @@ class Plan:
     def summary(self) -> list[str]:
         """What the approval covers, all of it: the new runs grouped by what their lines choose
         (recipe, check, criteria files, model, source folder, the workers' tools)."""
-        groups: dict[tuple[Path | None, RunChoices | None], list[str]] = {}
+        groups: dict[tuple[Path | None, Path | None, RunChoices | None], list[str]] = {}
         for goal in self.create:
-            groups.setdefault((goal.source, goal.choices), []).append(goal.id)
+            groups.setdefault((goal.source, goal.worktree_of, goal.choices), []).append(goal.id)
         lines: list[str] = []
-        for (source, choices), ids in groups.items():
+        for (source, top, choices), ids in groups.items():
             shown = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
             lines.append(f"  {shown} ({len(ids)} run{'s' if len(ids) != 1 else ''}):")
-            lines.append(f"    source    {source} (each run in its own git worktree of it, or a copy)" if source else
-                         "    source    none (each run in an empty folder)")
+            if source is None:
+                lines.append("    source    none (each run in an empty folder)")
+            elif top is not None:
+                lines.append(f"    source    {source} (each run in its own git worktree of {top}'s last commit)")
+            else:
+                lines.append(f"    source    {source} (each run in its own copy of it)")
             if choices is None:
                 continue
             lines.append(f"    recipe    {choices.recipe}")
@@ -604,7 +629,7 @@ class BenjyBatch:
         secrets = secret_paths_of(self.runtime.scopes.user)
         for goal in plan.create:
             entry = runs[goal.id]
-            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id,
+            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of,
                                                       skip=self.runtime.scopes.state_dir, hidden=secrets)
             if warning:
                 self.on_event({"type": "warning", "text": warning})
