@@ -33,3 +33,12 @@ def test_an_untracked_folder_of_a_repository_is_copied_and_the_approval_says_so(
     (ws,) = vance_home.glob("batches/*/runs/b")
     assert (ws / "item1.txt").read_text() == "item 1\n" and (ws / "check.py").is_file()
     assert "b: run " in r.stderr and "(copy)" in r.stderr and "(worktree)" in r.stderr
+
+
+def test_a_goal_never_removes_the_workspace_of_a_goal_named_like_its_temporary_copy(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a.partial", "goal": "write one item file"}, {"id": "a", "goal": "write one item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "1", env=env)
+    (runs,) = vance_home.glob("batches/*/runs")
+    assert (runs / "a.partial").is_dir(), "goal a's copy removed goal a.partial's workspace (its '.partial' temp name)"
+    assert r.returncode == 0, r.stdout
+    assert sorted(p.name for p in runs.iterdir()) == ["a", "a.partial"]  # no temporary copy left either

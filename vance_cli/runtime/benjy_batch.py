@@ -355,6 +355,12 @@ def git_top(source: Path) -> Path | None:
     return folder
 
 
+def partial_of(dest: Path) -> Path:
+    """Where a copy is made before it is renamed to ``dest``: a name no goal id can have (an id
+    starts with a letter or digit), so making one run's copy never removes another run's workspace."""
+    return dest.with_name(f".{dest.name}.partial")
+
+
 def _discard(dest: Path) -> None:
     """Remove what an interrupted preparation left at ``dest`` (ours: inside the batch folder)."""
     marker = dest / ".git"
@@ -363,7 +369,7 @@ def _discard(dest: Path) -> None:
         gitdir = Path(text.partition("gitdir:")[2].strip())
         if gitdir.is_dir():  # <repo>/.git/worktrees/<name>
             _git(["worktree", "remove", "--force", str(dest)], gitdir.parent.parent.parent)
-    for leftover in (dest, dest.with_name(dest.name + ".partial")):
+    for leftover in (dest, partial_of(dest)):
         if leftover.exists() or leftover.is_symlink():
             shutil.rmtree(leftover, ignore_errors=True)
 
@@ -397,7 +403,7 @@ def make_workspace(
                            f"last commit ({sha}) without them (commit them first to include them)")
             return dest / source.relative_to(top), "worktree", warning
         _discard(dest)  # git could not make it: fall back to a copy
-    partial = dest.with_name(dest.name + ".partial")
+    partial = partial_of(dest)
     skip = skip.resolve() if skip is not None else None
 
     hide = {str(path) for path in hidden}
