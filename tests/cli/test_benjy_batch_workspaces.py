@@ -42,3 +42,37 @@ def test_a_goal_never_removes_the_workspace_of_a_goal_named_like_its_temporary_c
     assert (runs / "a.partial").is_dir(), "goal a's copy removed goal a.partial's workspace (its '.partial' temp name)"
     assert r.returncode == 0, r.stdout
     assert sorted(p.name for p in runs.iterdir()) == ["a", "a.partial"]  # no temporary copy left either
+
+
+def test_a_worktree_git_still_lists_after_its_folder_was_deleted_is_pruned_and_made_again(env, src, tmp_path, vance_home):
+    import shutil
+
+    commit(src)
+    (src / "dirty.txt").write_text("uncommitted\n")
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    args = ("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes")
+    assert run_cli(*args, env=env).returncode == 0
+    shutil.rmtree(vance_home / "batches")  # the person starts the batch afresh
+    r = run_cli(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    (ws,) = vance_home.glob("batches/*/runs/a")
+    assert "(worktree)" in r.stderr, "fell back to a copy without saying why"
+    assert not (ws / ".git").is_dir() and not (ws / "dirty.txt").exists()
+    assert git(src, "worktree", "list").count(str(ws)) == 1
+
+
+def test_when_git_cannot_make_the_worktree_the_batch_says_why_and_copies_without_git_s_folder(env, src, tmp_path, vance_home):
+    import shutil
+
+    commit(src)
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    args = ("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes")
+    assert run_cli(*args, env=env).returncode == 0
+    (ws,) = vance_home.glob("batches/*/runs/a")
+    git(src, "worktree", "lock", str(ws))  # a locked worktree is not pruned: git refuses the same path
+    shutil.rmtree(vance_home / "batches")
+    r = run_cli(*args, env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"warning: git could not make a worktree of {src} at {ws}" in r.stderr and "locked" in r.stderr, r.stderr
+    assert "(copy)" in r.stderr and (ws / "check.py").is_file()
+    assert not (ws / ".git").exists()  # never git's folder (hooks, config) in a copy

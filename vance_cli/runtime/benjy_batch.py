@@ -391,8 +391,15 @@ def make_workspace(
     if source is None:
         dest.mkdir()
         return dest, "folder", None
+    fallback = None
     if top is not None:
-        made = _git(["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"], top)
+        add = ["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"]
+        made = _git(add, top)
+        if made is not None and made.returncode != 0:
+            # a worktree whose folder was deleted is still registered ("missing but already
+            # registered"): git forgets such worktrees with prune, then the same path is free
+            _git(["worktree", "prune"], top)
+            made = _git(add, top)
         if made is not None and made.returncode == 0:
             warning = None
             status = _git(["status", "--porcelain"], top)
@@ -402,21 +409,25 @@ def make_workspace(
                 warning = (f"{top} has uncommitted changes or untracked files; the runs' worktrees start at its "
                            f"last commit ({sha}) without them (commit them first to include them)")
             return dest / source.relative_to(top), "worktree", warning
-        _discard(dest)  # git could not make it: fall back to a copy
+        _discard(dest)  # git could not make it: fall back to a copy, and say why
+        why = " ".join((made.stderr or made.stdout or f"exit {made.returncode}").split())[:300] if made is not None else "git did not run"
+        fallback = (f"git could not make a worktree of {top} at {dest} ({why}); the run works in a copy of {source} "
+                    "instead, with its uncommitted files and without .git")
     partial = partial_of(dest)
     skip = skip.resolve() if skip is not None else None
 
     hide = {str(path) for path in hidden}
 
     def ignore(folder: str, names: list[str]) -> list[str]:
-        left_out = [n for n in names if os.path.join(folder, n) in hide] if hide else []
+        # never git's own folder (its hooks and config run commands) nor a credential path
+        left_out = [n for n in names if n == ".git" or (hide and os.path.join(folder, n) in hide)]
         if skip is None or Path(folder).resolve() != skip.parent:
             return left_out
         return [*left_out, *(n for n in names if n == skip.name)]
 
     shutil.copytree(source, partial, symlinks=True, ignore=ignore)
     os.rename(partial, dest)  # whole or absent: a kill during the copy leaves only the .partial
-    return dest, "copy", None
+    return dest, "copy", fallback
 
 
 # --------------------------------------------------------------------------- results
