@@ -76,3 +76,16 @@ def test_when_git_cannot_make_the_worktree_the_batch_says_why_and_copies_without
     assert f"warning: git could not make a worktree of {src} at {ws}" in r.stderr and "locked" in r.stderr, r.stderr
     assert "(copy)" in r.stderr and (ws / "check.py").is_file()
     assert not (ws / ".git").exists()  # never git's folder (hooks, config) in a copy
+
+
+def test_in_a_project_the_batch_lives_in_the_user_state_folder_not_in_the_persons_repository(env, src, tmp_path, vance_home):
+    (src / ".vance").mkdir()
+    (src / ".vance" / "README").write_text("project scope\n")
+    commit(src)
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", ".", "--yes", env=env, cwd=src)
+    assert r.returncode == 0, r.stderr
+    assert "uncommitted changes" not in r.stderr, "a clean repository is called dirty (Vance's own files)"
+    assert ".vance/batches" not in git(src, "status", "--porcelain"), "a worktree of the repository is made inside it"
+    (ws,) = vance_home.glob("batches/*/runs/a")
+    assert (ws / "item1.txt").read_text() == "item 1\n" and not (src / ".vance" / "batches").exists()

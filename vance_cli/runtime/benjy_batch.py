@@ -9,7 +9,7 @@ Every run is an ordinary Benjy run (``BenjyService.start`` and ``.run``, as `van
 one process file, resumable, answered with `vance benjy answer ID`, shown by `ps`. What the batch
 adds:
 
-- **A workspace per run**, made in the batch folder (``<state>/batches/<goals>-<hash>/runs/<id>``)
+- **A workspace per run**, made in the batch folder (``$VANCE_HOME/batches/<goals>-<hash>/runs/<id>``, also in a project)
   from the run's source folder: a git worktree of the source's HEAD when the source is in a git
   repository (detached, no branch; the repository's own files are never touched, and git lists
   the worktree in ``git worktree list``), else a copy of the folder; no source: an empty folder.
@@ -559,9 +559,11 @@ class Plan:
 
 
 def batch_folder(scopes: Scopes, goals_path: Path) -> Path:
+    """The batch's own folder (its state, lock and the runs' workspaces), in the user state folder
+    ($VANCE_HOME) even in a project: never inside the person's repository, whose worktrees it holds."""
     key = hashlib.sha256(str(goals_path).encode()).hexdigest()[:8]
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", goals_path.stem)[:40] or "goals"
-    return scopes.state_dir / "batches" / f"{stem}-{key}"
+    return scopes.user / "batches" / f"{stem}-{key}"
 
 
 @dataclass
