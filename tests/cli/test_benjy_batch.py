@@ -375,3 +375,23 @@ def test_an_internal_error_in_one_run_fails_that_run_only(env, src, tmp_path, mo
     assert "internal error" not in r.stderr and "ExceptionGroup" not in r.stderr
     again = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)  # the rerun takes it up
     assert again.returncode == 0 and "one: DONE" in again.stderr, again.stderr
+
+
+@pytest.mark.timeout(60)  # before the fix: 20 Ray retries of ~41 s each (13.7 minutes)
+def test_an_unreachable_ray_address_fails_within_seconds_before_the_approval_and_makes_nothing(env, src, tmp_path, vance_home):
+    ray = pytest.importorskip("ray")
+    assert not ray.is_initialized()  # the Ray tests' own instance runs in their module only
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    goals = write_goals(tmp_path, GOALS[1:])
+    started = time.monotonic()
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--engine", "ray",
+                "--ray-address", f"127.0.0.1:{port}", env=env)
+    elapsed = time.monotonic() - started
+    assert r.returncode == 1 and f"cannot reach the Ray cluster at 127.0.0.1:{port}" in r.stderr, r.stderr
+    assert elapsed < 15 and not ray.is_initialized(), elapsed
+    assert "approved with --yes" not in r.stderr  # joined (or not) before the approval
+    assert list(vance_home.glob("batches/*/runs")) == [] and list(vance_home.glob("batches/*/batch.json")) == []

@@ -302,6 +302,10 @@ def _batch_table(rows) -> list[str]:
     return lines
 
 
+def _can_ask() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def _approve_batch(plan, yes: bool, goals: str) -> str:
     """Show everything the new runs will do (also with --yes) and ask once; who approved it."""
     from vance_cli.errors import UsageError, VanceError
@@ -314,7 +318,7 @@ def _approve_batch(plan, yes: bool, goals: str) -> str:
     if yes:
         err("approved with --yes")
         return "--yes (vance benjy batch)"
-    if sys.stdin is None or not sys.stdin.isatty():
+    if not _can_ask():
         raise UsageError(
             f"vance benjy batch needs your approval of its checks and tools ({count}), and nothing can ask here",
             hint=f"read the above, then pass --yes to approve it once for the whole batch: vance benjy batch {goals} --yes ...",
@@ -365,10 +369,6 @@ def batch_cmd(
         raise UsageError(f"unknown engine {engine!r}", hint="pass --engine local or --engine ray")
     if ray_address is not None and engine != "ray":
         raise UsageError("--ray-address is for --engine ray", hint="add --engine ray, or drop --ray-address")
-    if engine == "ray":  # before anything is made: no Ray, nothing started
-        from vance_cli.ray_cluster import import_ray
-
-        import_ray()
     service = _service(json_out)
     runtime = service.runtime
     cwd = runtime.scopes.cwd
@@ -383,12 +383,19 @@ def batch_cmd(
     path = (cwd / Path(goals).expanduser()).resolve()
     batch = BenjyBatch(runtime, path, read_goals(path, defaults, runtime), model_factory=model_factory,
                        on_event=lambda e: _batch_event(e, json_out))
+    if engine == "ray":  # after the goals file's own errors, before anything is made: no Ray, nothing started
+        from vance_cli.ray_cluster import import_ray
+
+        import_ray()
     with batch.locked(), contextlib.ExitStack() as stack:
         plan = batch.plan()
-        approved_by = _approve_batch(plan, yes, goals) if plan.create else None
+        if plan.create and not yes and not _can_ask():
+            _approve_batch(plan, yes, goals)  # shows what --yes would approve and refuses: nothing joined or made
         try:
-            # connected before any run is made (a cluster out of reach leaves nothing behind)
+            # Ray joined before the approval and before any run is made (a cluster out of reach
+            # fails in seconds, leaves nothing behind and is not asked about)
             ray = stack.enter_context(ray_session(ray_address)) if engine == "ray" else None
+            approved_by = _approve_batch(plan, yes, goals) if plan.create else None
             rows = asyncio.run(stop_on_signals(batch.run(plan, approved_by=approved_by, jobs=jobs, ray=ray)))
         except (Interrupted, KeyboardInterrupt) as exc:
             rows = [batch.rows[g.id] for g in batch.goals if g.id in batch.rows]
