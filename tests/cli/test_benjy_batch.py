@@ -395,3 +395,17 @@ def test_an_unreachable_ray_address_fails_within_seconds_before_the_approval_and
     assert elapsed < 15 and not ray.is_initialized(), elapsed
     assert "approved with --yes" not in r.stderr  # joined (or not) before the approval
     assert list(vance_home.glob("batches/*/runs")) == [] and list(vance_home.glob("batches/*/batch.json")) == []
+
+
+def test_the_ids_are_saved_once_and_each_workspace_is_made_when_its_run_starts(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_batch
+
+    writes = []
+    real_write = benjy_batch.atomic_write_json
+    monkeypatch.setattr(benjy_batch, "atomic_write_json", lambda path, data: writes.append(path) or real_write(path, data))
+    goals = write_goals(tmp_path, GOALS[1:] + [{"id": "three", "goal": "write a third item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "1", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(writes) == 1  # batch.json once for the three runs (it was rewritten after every workspace: N² bytes)
+    order = [(e["type"], e.get("id")) for e in json_lines(r.stdout) if e["type"] in ("run_created", "run_finished")]
+    assert order == [(kind, gid) for gid in ("one", "two", "three") for kind in ("run_created", "run_finished")]

@@ -13,10 +13,11 @@ adds:
   from the run's source folder: a git worktree of the source's HEAD when the source is in a git
   repository (detached, no branch; the repository's own files are never touched, and git lists
   the worktree in ``git worktree list``), else a copy of the folder; no source: an empty folder.
-- **The batch state** (``batch.json`` in the batch folder, written atomically): goal id -> the
-  run's process id and workspace. The id is written before the workspace is made and the workspace
-  before the process file, so a kill at any point leaves a rerun that makes what is missing and
-  never a second run for one goal. A rerun skips DONE runs and drives every other one from its file.
+- **The batch state** (``batch.json`` in the batch folder, written atomically, once): goal id ->
+  the run's process id (and what the goal was). Every id is written before anything is made; a
+  run's workspace and then its process file are made when its turn comes (``jobs`` at a time), so
+  a kill at any point leaves a rerun that makes what is missing and never a second run for one
+  goal. A rerun skips DONE runs and drives every other one from its file.
 - **Approval once**: the runs are created with the approval the person gave for the whole batch
   (``approved_by``, recorded per run as `vance benjy run` does: its check and its workers' tools).
 - **Engines**: ``local`` drives the runs in this process, ``jobs`` at a time (asyncio tasks, each
@@ -46,7 +47,7 @@ from typing import Any
 from vance_cli.config.scopes import Scopes
 from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ProcessLocked, StoreError, UsageError, VanceError
-from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService
+from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService, StartedRun
 from vance_cli.runtime.runner import ModelFactory, Runtime
 from vance_cli.store.atomic import atomic_write_json
 from vance_cli.store.process import Process, Status, new_process_id
@@ -582,6 +583,8 @@ class BenjyBatch:
         self.folder = batch_folder(self.runtime.scopes, self.goals_path)
         self.state_path = self.folder / STATE_FILE
         self.state = self._load_state()
+        self.secrets = secret_paths_of(self.runtime.scopes.user)  # never copied into a workspace
+        self.approved_by = ""  # who approved the new runs (``run``)
 
     # --- the state file ------------------------------------------------------------------------
 
@@ -636,32 +639,36 @@ class BenjyBatch:
             create.append(goal)
         return Plan(self.goals, create, self.folder)
 
-    def _create(self, plan: Plan, approved_by: str) -> None:
+    def save_ids(self, plan: Plan) -> None:
+        """Every new goal's process id, in one write, before anything else is made: a kill later
+        never makes a second run for a goal. (A workspace and a process file are made when the
+        run's turn comes, ``create_run``; nothing in batch.json changes after this.)"""
         runs = self.state["runs"]
-        for goal in plan.create:  # every id first, in one write: a kill later never makes a second run
-            entry = runs.get(goal.id) or {}
-            runs[goal.id] = {"processId": entry.get("processId") or new_process_id(), "digest": goal.digest(), "ready": False}
+        for goal in plan.create:
+            entry = runs.get(goal.id)
+            pid = entry.get("processId") if isinstance(entry, dict) else None
+            runs[goal.id] = {"processId": pid or new_process_id(), "digest": goal.digest()}
         if plan.create:
             self._save()
         crashpoint("batch.ids_saved")
-        service = BenjyService(self.runtime)
-        secrets = secret_paths_of(self.runtime.scopes.user)
-        for goal in plan.create:
-            entry = runs[goal.id]
-            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of,
-                                                      skip=self.runtime.scopes.state_dir, hidden=secrets)
-            if warning:
-                self.on_event({"type": "warning", "text": warning})
-            entry.update(workspace=str(workspace), kind=kind, source=str(goal.source) if goal.source else None, ready=True)
-            self._save()
-            crashpoint("batch.workspace_ready")
-            with service.start(
-                goal.goal, recipe=goal.recipe, workspace=workspace, check=goal.check, criteria=goal.criteria,
-                allow_exec=goal.allow_exec, model=goal.model, process_id=entry["processId"], approved_by=approved_by,
-            ):
-                pass  # created; driven below, here or on a Ray worker
-            self.on_event({"type": "run_created", "id": goal.id, "process_id": entry["processId"],
-                           "workspace": str(workspace), "kind": kind})
+
+    async def create_run(self, goal: Goal, service: BenjyService, approved_by: str) -> StartedRun:
+        """Make the goal's workspace (git or a copy, in a thread: the event loop goes on driving the
+        other runs) and create its run on ``service``, approved by ``approved_by``; still locked."""
+        pid = self.state["runs"][goal.id]["processId"]
+        workspace, kind, warning = await asyncio.to_thread(
+            make_workspace, goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of,
+            skip=self.runtime.scopes.state_dir, hidden=self.secrets,
+        )
+        if warning:
+            self.on_event({"type": "warning", "text": warning})
+        crashpoint("batch.workspace_ready")
+        started = service.start(
+            goal.goal, recipe=goal.recipe, workspace=workspace, check=goal.check, criteria=goal.criteria,
+            allow_exec=goal.allow_exec, model=goal.model, process_id=pid, approved_by=approved_by,
+        )
+        self.on_event({"type": "run_created", "id": goal.id, "process_id": pid, "workspace": str(workspace), "kind": kind})
+        return started
 
     # --- running -------------------------------------------------------------------------------
 
@@ -687,7 +694,8 @@ class BenjyBatch:
         self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
                        "to_drive": len(self.goals) - len(done), "engine": "local" if ray is None else "ray", "jobs": jobs,
                        "folder": str(self.folder)})
-        self._create(plan, approved_by or "")
+        self.save_ids(plan)
+        self.approved_by = approved_by or ""
         todo: list[tuple[Goal, str]] = []
         for goal in self.goals:
             if goal.id in done:
@@ -722,11 +730,20 @@ class BenjyBatch:
 
         async def one(goal: Goal, pid: str) -> None:
             async with gate:
-                runtime = Runtime(self.runtime.scopes, self.runtime.settings, model_factory=self.model_factory)
-                if goal.id in created:
-                    runtime.adopt(pid)
+                service = BenjyService(Runtime(self.runtime.scopes, self.runtime.settings, model_factory=self.model_factory))
+                started = None
+                try:
+                    if goal.id in created:  # made on the runtime that drives it, driven under the same lock
+                        started = await self.create_run(goal, service, self.approved_by)
+                except Exception as exc:  # noqa: BLE001 - a workspace that cannot be made fails this run only
+                    self._finish(goal.id, pid, error=error_text(exc))
+                    return
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
-                error = await drive(BenjyService(runtime), pid)
+                try:
+                    error = await drive(service, pid)
+                finally:
+                    if started is not None:
+                        started.release()
                 self._finish(goal.id, pid, error=error)
 
         async with asyncio.TaskGroup() as group:
@@ -744,6 +761,12 @@ class BenjyBatch:
 
         async def one(goal: Goal, pid: str) -> None:
             async with gate:
+                if goal.id in created:  # made here, driven by the task (released for it)
+                    try:
+                        (await self.create_run(goal, BenjyService(self.runtime), self.approved_by)).release()
+                    except Exception as exc:  # noqa: BLE001 - a workspace that cannot be made fails this run only
+                        self._finish(goal.id, pid, error=error_text(exc))
+                        return
                 task = {"pid": pid, "scopes": self.runtime.scopes, "env": env, "adopt": goal.id in created,
                         "model_factory": self.model_factory}
                 ref = remote.remote(task)
