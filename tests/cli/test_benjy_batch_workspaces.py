@@ -89,3 +89,21 @@ def test_in_a_project_the_batch_lives_in_the_user_state_folder_not_in_the_person
     assert ".vance/batches" not in git(src, "status", "--porcelain"), "a worktree of the repository is made inside it"
     (ws,) = vance_home.glob("batches/*/runs/a")
     assert (ws / "item1.txt").read_text() == "item 1\n" and not (src / ".vance" / "batches").exists()
+
+
+def test_making_a_worktree_runs_neither_the_sources_hooks_nor_its_fsmonitor(env, src, tmp_path, vance_home):
+    commit(src)
+    marker = tmp_path / "FSMONITOR_RAN"
+    hook = tmp_path / "fsmon.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    hook.chmod(0o755)
+    git(src, "config", "core.fsmonitor", str(hook))  # planted in .git/config (a repository from a tarball)
+    (src / ".git" / "hooks" / "post-checkout").write_text(f"#!/bin/sh\ntouch {tmp_path / 'HOOK_RAN'}\n")
+    (src / ".git" / "hooks" / "post-checkout").chmod(0o755)
+    (src / "notes.txt").write_text("not committed\n")  # the dirty check runs git status
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "(worktree)" in r.stderr and "uncommitted changes" in r.stderr
+    assert not (tmp_path / "HOOK_RAN").exists()  # hooks are off
+    assert not marker.exists(), "git status ran core.fsmonitor from the source's .git/config"

@@ -328,9 +328,10 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
     if git is None:
         return None
     try:
-        # hooks off: making a worktree must run nothing but git itself
+        # making a worktree must run nothing but git itself: no hooks, no fsmonitor command (both
+        # can be set in the source's .git/config, which came with the repository)
         return subprocess.run(
-            [git, "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args],
+            [git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", str(cwd), *args],
             capture_output=True, text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
