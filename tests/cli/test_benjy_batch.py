@@ -409,3 +409,36 @@ def test_the_ids_are_saved_once_and_each_workspace_is_made_when_its_run_starts(e
     assert len(writes) == 1  # batch.json once for the three runs (it was rewritten after every workspace: N² bytes)
     order = [(e["type"], e.get("id")) for e in json_lines(r.stdout) if e["type"] in ("run_created", "run_finished")]
     assert order == [(kind, gid) for gid in ("one", "two", "three") for kind in ("run_created", "run_finished")]
+
+
+HOLD = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from vance_cli.store.lock import process_lock\n"
+    "with process_lock(Path(sys.argv[1]), sys.argv[2]):\n"
+    "    print('held', flush=True); time.sleep(60)\n"
+)
+
+
+def test_a_run_another_vance_is_driving_is_busy_not_failed(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, GOALS[:2])  # ask (BLOCKED), one
+    first = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert first.returncode == 10, first.stderr
+    ask = next(row["id"] for row in roots(env) if row["status"] == "BLOCKED")
+    path = vance_home / "processes" / f"{ask}.json"  # what `vance benjy answer` in another terminal saves
+    data = json.loads(path.read_text())
+    data["status"] = "RUNNING"
+    path.write_text(json.dumps(data))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(vance_home / "processes" / f"{ask}.lock"), ask],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "FAILED" not in r.stdout, "a run busy in another vance is called FAILED"
+    assert r.returncode == 10, r.stdout  # none failed; one waits on something outside the batch
+    assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["ask", "BUSY"], ["one", "DONE"]]
+    assert f"ask (process {ask}) is being driven by another vance: process {ask} is in use by vance pid {holder.pid} " in r.stdout, r.stdout
+    assert f"watch it with: vance benjy watch {ask} (rerun the batch when it is done)" in r.stdout

@@ -286,7 +286,7 @@ def _batch_event(event: dict, json_out: bool) -> None:
 
 
 def _batch_table(rows) -> list[str]:
-    """The summary: a row per run, then what each BLOCKED, FAILED or STOPPED run needs."""
+    """The summary: a row per run, then what each BLOCKED, BUSY, FAILED or STOPPED run needs."""
     width = max([2, *(len(r.id) for r in rows)])
     lines = [f"{'ID':<{width}}  {'STATUS':<8} {'ATTEMPTS':>8} {'TOKENS':>8}  PROCESS"]
     lines += [f"{r.id:<{width}}  {r.status:<8} {r.attempts:>8} {r.tokens:>8}  {r.process_id}" for r in rows]
@@ -296,6 +296,9 @@ def _batch_table(rows) -> list[str]:
             if r.question:
                 lines.append(r.question)
             lines.append(f'answer with: vance benjy answer {r.process_id} "YOUR ANSWER"')
+        elif r.status == "BUSY":
+            lines += ["", f"{r.id} (process {r.process_id}) is being driven by another vance: {r.reason or ''}".rstrip(),
+                      f"watch it with: vance benjy watch {r.process_id} (rerun the batch when it is done)"]
         elif r.status in ("FAILED", "STOPPED"):
             lines += ["", f"{r.id} (process {r.process_id}) {r.status}: {r.reason or ''}".rstrip(),
                       f"continue with: vance benjy resume {r.process_id} (or rerun the batch)"]

@@ -54,7 +54,7 @@ from vance_cli.store.process import Process, Status, new_process_id
 from vance_cli.text import did_you_mean
 from vance_cli.tools.paths import secret_near, secret_paths_of
 
-DONE, BLOCKED, FAILED, STOPPED = "DONE", "BLOCKED", "FAILED", "STOPPED"
+DONE, BLOCKED, FAILED, STOPPED, BUSY = "DONE", "BLOCKED", "FAILED", "STOPPED", "BUSY"
 GOAL_KEYS = ("id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model")
 _ALIASES = {"allow_exec": "allowExec"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -441,7 +441,7 @@ class BatchRow:
 
     id: str
     process_id: str
-    status: str  # DONE | BLOCKED | FAILED | STOPPED (interrupted, resumable)
+    status: str  # DONE | BLOCKED | FAILED | STOPPED (interrupted, resumable) | BUSY (another vance drives it)
     attempts: int  # worker attempts over all its items
     tokens: int  # controller and worker tokens
     workspace: str
@@ -453,13 +453,16 @@ class BatchRow:
         return asdict(self)
 
 
-def row_of(gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> BatchRow:
+def row_of(gid: str, process: Process, *, error: str | None = None, busy: bool = False, skipped: bool = False) -> BatchRow:
+    """``busy``: another vance held the run, so it was not driven here (``error`` says which)."""
     from vance_cli.engines import pending_question
     from vance_cli.engines.benjy.state import load_state
 
     counters = load_state(process).counters
     status = {Status.DONE: DONE, Status.BLOCKED: BLOCKED, Status.FAILED: FAILED}.get(process.status)
-    if status is None:
+    if busy and status != DONE:
+        status = BUSY
+    elif status is None:
         status = FAILED if error else STOPPED
     return BatchRow(
         id=gid,
@@ -478,7 +481,7 @@ def exit_code(rows: list[BatchRow]) -> int:
     """The README's table: 1 if any run FAILED; else 130 if one was stopped; else 10 if any is
     BLOCKED (waiting for an answer: not a failure, but said); else 0."""
     statuses = {r.status for r in rows}
-    for status, code in ((FAILED, 1), (STOPPED, 130), (BLOCKED, 10)):
+    for status, code in ((FAILED, 1), (STOPPED, 130), (BLOCKED, 10), (BUSY, 10)):
         if status in statuses:
             return code
     return 0
@@ -495,20 +498,30 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}".rstrip(": ")
 
 
-async def drive(service: BenjyService, pid: str) -> str | None:
-    """Drive the run ``pid`` until it ends, blocks or fails; the error's text when it could not.
+@dataclass(frozen=True)
+class Driven:
+    """How driving a run went: ``error`` (its text) when it could not be driven to its end."""
+
+    error: str | None = None
+    busy: bool = False  # another vance holds the run (`benjy answer` in another terminal): not driven here
+
+
+async def drive(service: BenjyService, pid: str) -> Driven:
+    """Drive the run ``pid`` until it ends, blocks or fails.
 
     Any error, a bug too, ends only this run (its row FAILED); the batch's other runs go on, on
-    either engine (a Ray task runs this same function).
+    either engine (a Ray task runs this same function). A run another vance holds is BUSY.
     """
     try:
         await service.run(pid)
+    except ProcessLocked as exc:
+        return Driven(exc.message, busy=True)
     except Exception as exc:  # noqa: BLE001 - one run's bug must not cancel the others
-        return error_text(exc)
-    return None
+        return Driven(error_text(exc))
+    return Driven()
 
 
-def ray_task(task: dict[str, Any]) -> str | None:
+def ray_task(task: dict[str, Any]) -> Driven:
     """One run as a Ray task (on a worker): the runtime rebuilt from what the driver sent."""
     from vance_cli.config.settings import Settings
     from vance_cli.ray_cluster import task_environ
@@ -714,12 +727,13 @@ class BenjyBatch:
                     self._finish(goal.id, pid)
         return [self.rows[g.id] for g in self.goals]
 
-    def _finish(self, gid: str, process: Process | str, *, error: str | None = None, skipped: bool = False) -> None:
+    def _finish(self, gid: str, process: Process | str, *, error: str | None = None, busy: bool = False,
+                skipped: bool = False) -> None:
         """``process``: the run, or its id (loaded here; a file that cannot be read is a FAILED row)."""
         try:
             if isinstance(process, str):
                 process = self.runtime.store.load(process)
-            row = row_of(gid, process, error=error, skipped=skipped)
+            row = row_of(gid, process, error=error, busy=busy, skipped=skipped)
         except Exception as exc:  # noqa: BLE001 - the summary still gets its row
             pid = process if isinstance(process, str) else process.id
             row = BatchRow(gid, pid, FAILED, 0, 0, "", reason=error or error_text(exc))
@@ -741,11 +755,11 @@ class BenjyBatch:
                     return
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
                 try:
-                    error = await drive(service, pid)
+                    driven = await drive(service, pid)
                 finally:
                     if started is not None:
                         started.release()
-                self._finish(goal.id, pid, error=error)
+                self._finish(goal.id, pid, error=driven.error, busy=driven.busy)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:
@@ -773,14 +787,14 @@ class BenjyBatch:
                 ref = remote.remote(task)
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
                 try:
-                    error = await asyncio.wrap_future(ref.future())
+                    driven = await asyncio.wrap_future(ref.future())
                 except asyncio.CancelledError:
                     ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
                     raise
                 except ray.exceptions.RayError as exc:  # the task itself failed (drive() keeps a run's errors)
                     cause = getattr(exc, "cause", None)  # RayTaskError: what the task raised
-                    error = f"the Ray task failed: {error_text(cause if isinstance(cause, BaseException) else exc)}"
-                self._finish(goal.id, pid, error=error)
+                    driven = Driven(f"the Ray task failed: {error_text(cause if isinstance(cause, BaseException) else exc)}")
+                self._finish(goal.id, pid, error=driven.error, busy=driven.busy)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:
