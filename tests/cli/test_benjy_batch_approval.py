@@ -146,3 +146,81 @@ def test_a_model_that_does_not_resolve_names_its_line_before_anything_is_made(en
     r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
     assert r.returncode == 2 and "goals.jsonl line 2: " in r.stderr and "default:nope" in r.stderr, r.stderr
     assert list(vance_home.glob("batches/*/runs")) == [] and roots(env) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "devzero"])
+def test_a_goals_path_that_is_not_a_regular_file_is_said_to_be_so(env, tmp_path, kind):
+    import os
+
+    path = tmp_path / "goals.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        path.mkdir()
+    else:
+        path = "/dev/zero"
+    r = run_cli("benjy", "batch", str(path), "--yes", env=env)
+    assert r.returncode == 2, r.stderr
+    assert "does not exist" not in r.stderr and f"goals file {path} is not a regular file" in r.stderr, r.stderr
+
+
+def test_deeply_nested_json_is_bad_input_naming_its_line(env, tmp_path):
+    path = tmp_path / "goals.jsonl"
+    path.write_text('{"goal": "a"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    r = run_cli("benjy", "batch", str(path), "--yes", env=env)
+    assert "internal error" not in r.stderr and r.returncode == 2, r.stderr
+    assert "goals.jsonl line 2: not JSON (nested too deeply)" in r.stderr
+
+
+def test_a_utf8_bom_is_read_as_utf8(env, src, tmp_path):
+    path = tmp_path / "goals.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "a", "goal": "write one item file"}\n')  # Notepad / PowerShell's UTF-8
+    r = run_cli("benjy", "batch", str(path), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert "BOM" not in r.stderr and r.returncode == 0, r.stderr
+    assert "a: DONE" in r.stderr
+
+
+def test_a_hand_edited_batch_state_is_refused_naming_the_entry(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    assert run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env).returncode == 0
+    (state,) = vance_home.glob("batches/*/batch.json")
+    data = json.loads(state.read_text())
+    data["runs"]["a"] = "oops"  # a hand edit
+    state.write_text(json.dumps(data))
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert "internal error" not in r.stderr and r.returncode == 1, r.stderr
+    assert f"the batch state {state}: entry 'a' is not a run" in r.stderr and "move it away" in r.stderr
+
+
+def test_a_fifo_in_the_source_is_left_out_of_the_copy_and_said(env, src, tmp_path, vance_home):
+    import os
+
+    os.mkfifo(src / "pipe")
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert "[('" not in r.stderr, "the error is shutil.Error's list repr"
+    assert r.returncode == 0, r.stderr
+    assert f"warning: left out of the copy of {src}: 1 file that is not a regular file, folder or link (pipe)" in r.stderr
+    (ws,) = vance_home.glob("batches/*/runs/a")
+    assert not (ws / "pipe").exists() and (ws / "item1.txt").is_file()
+
+
+def test_a_file_that_cannot_be_copied_is_one_plain_error(src, tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from vance_cli.errors import VanceError
+    from vance_cli.runtime.benjy_batch import make_workspace
+
+    real_copy = shutil.copyfile
+
+    def copy(a, b, **kw):  # what an unreadable file does (the tests run as root, who reads anything)
+        if os.fspath(a).endswith("README.txt"):
+            raise PermissionError(13, "Permission denied", os.fspath(a))
+        return real_copy(a, b, **kw)
+
+    monkeypatch.setattr(shutil, "copyfile", copy)
+    with pytest.raises(VanceError) as caught:
+        make_workspace(src, tmp_path / "runs" / "a", top=None)
+    assert caught.value.message == f"cannot copy {src} for the run: {src / 'README.txt'}: [Errno 13] Permission denied: '{src / 'README.txt'}'"
+    assert list((tmp_path / "runs").iterdir()) == []  # nothing half made is left

@@ -38,6 +38,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -242,13 +243,14 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
     """Every goal of ``path``, checked before anything is made (a UsageError naming the line):
     each goal's recipe, model and criteria are resolved into its ``choices``."""
     choose = Chooser(runtime)
-    if not path.is_file():
-        raise UsageError(f"goals file {path} does not exist", hint="pass a JSONL file: one {\"goal\": ...} object per line")
+    if not path.is_file():  # a FIFO or a device is not opened: reading it would wait or never end
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UsageError(f"goals file {path} {what}", hint="pass a JSONL file: one {\"goal\": ...} object per line")
     base = path.parent
     goals: list[Goal] = []
     seen: dict[str, int] = {}
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open(encoding="utf-8-sig")  # a UTF-8 BOM (Notepad, PowerShell) is not part of line 1
     except OSError as exc:
         raise UsageError(f"cannot read goals file {path}: {exc.strerror or exc}", hint="check the path and its permissions") from None
     with handle:
@@ -260,6 +262,8 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
                     row = json.loads(raw)
                 except ValueError as exc:
                     raise _bad(path, n, f"not JSON ({getattr(exc, 'msg', exc)})") from None
+                except RecursionError:
+                    raise _bad(path, n, "not JSON (nested too deeply)") from None
                 if not isinstance(row, dict):
                     raise _bad(path, n, f"a JSON object is needed, not {type(row).__name__}")
                 row = {_ALIASES.get(k, k): v for k, v in row.items()}
@@ -419,16 +423,39 @@ def make_workspace(
     skip = skip.resolve() if skip is not None else None
 
     hide = {str(path) for path in hidden}
+    special: list[str] = []  # FIFOs, sockets, devices: copying one waits forever or fails
 
     def ignore(folder: str, names: list[str]) -> list[str]:
         # never git's own folder (its hooks and config run commands) nor a credential path
         left_out = [n for n in names if n == ".git" or (hide and os.path.join(folder, n) in hide)]
+        for name in names:
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                left_out.append(name)
+                special.append(os.path.relpath(os.path.join(folder, name), source))
         if skip is None or Path(folder).resolve() != skip.parent:
             return left_out
         return [*left_out, *(n for n in names if n == skip.name)]
 
-    shutil.copytree(source, partial, symlinks=True, ignore=ignore)
+    try:
+        shutil.copytree(source, partial, symlinks=True, ignore=ignore)
+    except shutil.Error as exc:  # files that could not be copied (unreadable, vanished): said plainly
+        problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+        first = problems[0] if problems and len(problems[0]) == 3 else None
+        where = f"{first[0]}: {first[2]}" if first else str(exc)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        shutil.rmtree(partial, ignore_errors=True)
+        raise VanceError(f"cannot copy {source} for the run: {where}{more}",
+                         hint="make the files readable, or point the goal at another folder") from None
     os.rename(partial, dest)  # whole or absent: a kill during the copy leaves only the .partial
+    if special:
+        note = (f"left out of the copy of {source}: {len(special)} file{'s' if len(special) != 1 else ''} that "
+                f"{'are' if len(special) != 1 else 'is'} not a regular file, folder or link ({', '.join(special[:3])}"
+                f"{', ...' if len(special) > 3 else ''})")
+        fallback = f"{fallback}; {note}" if fallback else note
     return dest, "copy", fallback
 
 
@@ -613,6 +640,10 @@ class BenjyBatch:
         if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
             raise StoreError(f"the batch state {self.state_path} is not a batch state",
                              hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
+        for gid, entry in data["runs"].items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("processId"), str):
+                raise StoreError(f"the batch state {self.state_path}: entry {gid!r} is not a run ({json.dumps(entry)[:60]})",
+                                 hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
         return data
 
     def _save(self) -> None:
