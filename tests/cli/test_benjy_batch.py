@@ -169,12 +169,13 @@ def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp
 
     monkeypatch.setattr(sys, "stdin", Tty())
     asked = []
-    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "y")
+    monkeypatch.setattr("builtins.input", lambda *prompt: asked.append(prompt) or "y")
     assert benjy_cmd._approve_batch(plan, False, "goals.jsonl") == "you (vance benjy batch, once for the batch)"
     shown = capsys.readouterr().err
     assert "2 new runs" in shown and "check     pytest -q   (from the goal" in shown and "check     none" in shown
     assert "tools     respond, file_read, file_list, file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
-    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert shown.endswith("approve them once for the whole batch? [y/N] > ")
+    monkeypatch.setattr("builtins.input", lambda *prompt: "n")
     with pytest.raises(VanceError, match="not approved: no run was started"):
         benjy_cmd._approve_batch(plan, False, "goals.jsonl")
 

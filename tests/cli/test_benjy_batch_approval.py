@@ -69,7 +69,7 @@ def test_on_a_terminal_the_prompt_shows_the_same_and_a_no_makes_nothing(env, src
             return True
 
     monkeypatch.setattr(sys, "stdin", Tty())
-    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    monkeypatch.setattr("builtins.input", lambda *prompt: "n")
     with pytest.raises(VanceError, match="not approved: no run was started"):
         benjy_cmd._approve_batch(plan, False, "goals.jsonl")
     shown = capsys.readouterr().err
@@ -224,3 +224,35 @@ def test_a_file_that_cannot_be_copied_is_one_plain_error(src, tmp_path, monkeypa
         make_workspace(src, tmp_path / "runs" / "a", top=None)
     assert caught.value.message == f"cannot copy {src} for the run: {src / 'README.txt'}: [Errno 13] Permission denied: '{src / 'README.txt'}'"
     assert list((tmp_path / "runs").iterdir()) == []  # nothing half made is left
+
+
+def test_with_json_the_approval_prompt_stays_off_stdout(env, src, tmp_path, vance_home):
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from tests.helpers import subprocess_env
+
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "g"}])
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "vance_cli", "benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--json"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=subprocess_env({**env, "VANCE_HOME": str(vance_home)}))
+    os.close(slave)
+    try:
+        seen, deadline = b"", time.monotonic() + 30
+        while b"[y/N]" not in seen and time.monotonic() < deadline and proc.poll() is None:
+            if select.select([proc.stderr], [], [], 0.5)[0]:
+                seen += os.read(proc.stderr.fileno(), 65536)
+        assert b"approve them once for the whole batch? [y/N]" in seen, seen  # asked on stderr, the terminal
+        os.write(master, b"n\n")
+        out, rest = proc.communicate(timeout=30)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and b"not approved: no run was started" in rest
+    assert b"approve" not in out, out  # stdout is the JSON lines only
+    assert all(json.loads(line) for line in out.splitlines())

@@ -326,8 +326,10 @@ def _approve_batch(plan, yes: bool, goals: str) -> str:
             f"vance benjy batch needs your approval of its checks and tools ({count}), and nothing can ask here",
             hint=f"read the above, then pass --yes to approve it once for the whole batch: vance benjy batch {goals} --yes ...",
         )
+    sys.stderr.write("approve them once for the whole batch? [y/N] > ")  # stderr: stdout may be --json's lines
+    sys.stderr.flush()
     try:
-        answer = input("approve them once for the whole batch? [y/N] > ").strip().lower()
+        answer = input().strip().lower()
     except EOFError:
         answer = ""
     if answer not in ("y", "yes"):
