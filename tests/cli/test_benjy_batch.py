@@ -283,7 +283,8 @@ def test_the_local_engine_never_imports_ray(env, src, tmp_path, vance_home):
     assert "EXIT=0" in r.stderr and "RAY=False" in r.stderr, r.stderr
 
 
-def test_ctrl_c_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env, src, tmp_path, vance_home):
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env, src, tmp_path, vance_home, signum, code):
     brain, arrived, released = batch_brain(), threading.Event(), threading.Event()
 
     def responder(body):
@@ -303,14 +304,15 @@ def test_ctrl_c_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env
     try:
         assert arrived.wait(30)
         time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         released.set()
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
-    assert "interrupted; every run is saved. Continue the batch with the same command" in stderr
+    assert proc.returncode == code, stderr  # 128 + the signal, as the README says
+    assert f"every run is saved. Continue the batch with the same command: vance benjy batch {goals} ..." in stderr
+    assert "vance chat" not in stderr  # not a chat's hint
     assert "STOPPED" in stdout and "continue with: vance benjy resume" in stdout  # the table of what it reached
     assert {row["status"] for row in roots(env)} <= {"SUSPENDED", "IDLE", "READY"}
     r = run_cli(*args, env=env)
@@ -443,3 +445,21 @@ def test_a_run_another_vance_is_driving_is_busy_not_failed(env, src, tmp_path, v
     assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["ask", "BUSY"], ["one", "DONE"]]
     assert f"ask (process {ask}) is being driven by another vance: process {ask} is in use by vance pid {holder.pid} " in r.stdout, r.stdout
     assert f"watch it with: vance benjy watch {ask} (rerun the batch when it is done)" in r.stdout
+
+
+def test_a_run_that_stops_short_without_an_interrupt_is_an_error_not_an_interrupt(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_service
+
+    real_run = benjy_service.BenjyService.run
+
+    async def run(self, pid):
+        process = self.runtime.store.load(pid)
+        if "write one item file" in json.dumps([m.content for m in process.inbox]):
+            return benjy_service.RunResult(process)  # returns with the run READY, nothing interrupted
+        return await real_run(self, pid)
+
+    monkeypatch.setattr(benjy_service.BenjyService, "run", run)
+    goals = write_goals(tmp_path, GOALS[1:])  # one (stops short), two
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["one", "STOPPED"], ["two", "DONE"]]
+    assert r.returncode == 1, r.stderr  # 130 means interrupted: nothing was

@@ -354,7 +354,8 @@ def batch_cmd(
 ) -> None:
     """Run every goal of GOALS (JSONL) as its own Benjy run; a rerun skips what is DONE and resumes the rest.
 
-    Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them), 1 a run failed, 130 interrupted.
+    Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them) or BUSY, 1 a run failed or
+    stopped short, 130 Ctrl+C, 143 SIGTERM.
     """
     import asyncio
     import contextlib
@@ -407,10 +408,10 @@ def batch_cmd(
             if not json_out and rows:
                 for line in _batch_table(rows):
                     out(line)
-            err(f"interrupted; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
-            if isinstance(exc, KeyboardInterrupt):
-                raise SystemExit(EXIT_INTERRUPTED) from None
-            raise
+            # Ctrl+C 130, SIGTERM 143, SIGHUP 129 (128 + the signal, as every vance command)
+            by = f" by {exc.signame}" if isinstance(exc, Interrupted) else ""
+            err(f"interrupted{by}; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
+            raise SystemExit(exc.exit_code if isinstance(exc, Interrupted) else EXIT_INTERRUPTED) from None
     code = exit_code(rows)
     if json_out:
         emit_json({"type": "batch_finished", "runs": [r.to_dict() for r in rows], "exit_code": code})

@@ -505,10 +505,11 @@ def row_of(gid: str, process: Process, *, error: str | None = None, busy: bool =
 
 
 def exit_code(rows: list[BatchRow]) -> int:
-    """The README's table: 1 if any run FAILED; else 130 if one was stopped; else 10 if any is
-    BLOCKED (waiting for an answer: not a failure, but said); else 0."""
+    """The README's table for a batch that was not interrupted (an interrupt exits 128 + the
+    signal): 1 if a run FAILED or stopped short of its end; else 10 if one is BLOCKED or BUSY
+    (waiting for an answer or another vance: not a failure, but said); else 0."""
     statuses = {r.status for r in rows}
-    for status, code in ((FAILED, 1), (STOPPED, 130), (BLOCKED, 10), (BUSY, 10)):
+    for status, code in ((FAILED, 1), (STOPPED, 1), (BLOCKED, 10), (BUSY, 10)):
         if status in statuses:
             return code
     return 0
