@@ -6,7 +6,8 @@ Shared by every engine that hands work to Ray tasks (``vance benjy batch``; ``va
 - ``ray_session(address)``: a connected Ray, as a context manager. An instance this process has
   already joined is used as it is (a test's ``ray.init()``, a program that embeds Vance) and left
   running; otherwise ``address`` (``--ray-address``), else ``RAY_ADDRESS``, else a new local
-  instance on this machine (``ray.init()``), shut down again at the end. An address is probed
+  instance on this machine (``ray.init(address="local")``, never a cluster ``ray start`` left
+  running), shut down again at the end. An address is probed
   first (a TCP connection, ``PROBE_TIMEOUT``): one that does not answer fails in seconds.
 - ``task_env()`` / ``task_environ(env)``: what a task needs to see what the command saw. The
   driver passes its ``VANCE_*`` variables (the user scope ``VANCE_HOME``, ``VANCE_MODEL``,
@@ -40,8 +41,9 @@ PROBE_TIMEOUT = 5.0  # seconds for the TCP probe of --ray-address before Ray dia
 # (a wrong port, a node address Ray dials instead of the one probed) costs ~41 s per try: Ray's
 # default of 20 tries was 13.7 minutes, 3 are ~2 minutes. (Starting a local instance reads the same
 # variable as seconds to wait for its GCS, so it is set only for a join.)
+# Each try prints 3 lines of Ray's C++ warnings (its GcsClient logs before Ray reads
+# RAY_BACKEND_LOG_LEVEL, which is not set here: on a healthy start it only adds a line of its own).
 JOIN_TRIES = {"RAY_gcs_server_port_wait_time_s": "3"}
-QUIET = {"RAY_BACKEND_LOG_LEVEL": "error"}  # Ray's C++ warnings on stderr
 
 
 def import_ray() -> Any:
@@ -93,8 +95,6 @@ def ray_session(address: str | None = None) -> Iterator[Any]:
     """Ray, connected (see the module docstring for which instance); yields the ``ray`` module."""
     import logging
 
-    for key, value in QUIET.items():
-        os.environ.setdefault(key, value)
     ray = import_ray()
     if ray.is_initialized():  # joined already: use it, leave it running
         yield ray
@@ -105,7 +105,9 @@ def ray_session(address: str | None = None) -> Iterator[Any]:
         for key, value in JOIN_TRIES.items():
             os.environ.setdefault(key, value)
     try:
-        ray.init(address=target, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        # "local": a new instance here; ray.init() without one would join a cluster `ray start`
+        # left running, whose workers do not have the command's provider keys
+        ray.init(address=target or "local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {target}" if target else "a new local Ray instance"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -463,3 +463,25 @@ def test_a_run_that_stops_short_without_an_interrupt_is_an_error_not_an_interrup
     r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
     assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["one", "STOPPED"], ["two", "DONE"]]
     assert r.returncode == 1, r.stderr  # 130 means interrupted: nothing was
+
+
+def test_without_an_address_the_ray_session_is_a_new_local_instance_not_a_running_cluster(monkeypatch):
+    """ray.init() with no address joins a cluster `ray start` left running (whose workers lack the
+    command's provider keys); address="local" always starts a new instance, as the docs say."""
+    import types
+
+    from vance_cli.ray_cluster import JOIN_TRIES, ray_session
+
+    calls = []
+    fake = types.SimpleNamespace(
+        __version__="2.60.0", is_initialized=lambda: False, shutdown=lambda: calls.append("shutdown"),
+        init=lambda **kw: calls.append(kw),
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)  # only what ray_session passes to Ray is looked at
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    for key in JOIN_TRIES:
+        monkeypatch.delenv(key, raising=False)
+    with ray_session(None) as joined:
+        assert joined is fake
+    assert calls[0]["address"] == "local" and calls[1:] == ["shutdown"]
+    assert not any(key in os.environ for key in JOIN_TRIES)  # a local start reads it as seconds: left alone
