@@ -29,7 +29,8 @@ def test_an_untracked_folder_of_a_repository_is_copied_and_the_approval_says_so(
     assert r.returncode == 0, r.stderr  # its worktree would have no such folder: a copy of it works
     assert "--target" not in r.stderr  # benjy run's hint; batch has no --target
     assert f"source    {sub} (each run in its own copy of it)" in r.stderr
-    assert f"source    {src} (each run in its own git worktree of {src}'s last commit)" in r.stderr
+    sha = git(src, "rev-parse", "--short", "HEAD").strip()
+    assert f"source    {src} (each run in its own git worktree of {src}'s last commit, {sha}; uncommitted changes left out)" in r.stderr
     (ws,) = vance_home.glob("batches/*/runs/b")
     assert (ws / "item1.txt").read_text() == "item 1\n" and (ws / "check.py").is_file()
     assert "b: run " in r.stderr and "(copy)" in r.stderr and "(worktree)" in r.stderr
@@ -107,3 +108,21 @@ def test_making_a_worktree_runs_neither_the_sources_hooks_nor_its_fsmonitor(env,
     assert "(worktree)" in r.stderr and "uncommitted changes" in r.stderr
     assert not (tmp_path / "HOOK_RAN").exists()  # hooks are off
     assert not marker.exists(), "git status ran core.fsmonitor from the source's .git/config"
+
+
+def test_a_dirty_repository_is_said_once_for_the_whole_batch_with_its_commit(env, src, tmp_path, vance_home):
+    commit(src)
+    sha = git(src, "rev-parse", "--short", "HEAD").strip()
+    (src / "notes.txt").write_text("not committed\n")
+    goals = write_goals(tmp_path, [{"id": f"g{i}", "goal": "write one item file"} for i in range(3)])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("has uncommitted changes or untracked files") == 1, r.stderr
+    assert f"source    {src} (each run in its own git worktree of {src}'s last commit, {sha}; uncommitted changes left out)" in r.stderr
+
+
+def test_ids_that_differ_only_in_case_are_refused(env, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "Fix", "goal": "g"}, {"id": "fix", "goal": "h"}])
+    r = run_cli("benjy", "batch", str(goals), "--yes", env=env)
+    assert r.returncode == 2 and "goals.jsonl line 2: id 'fix' is also on line 1 ('Fix')" in r.stderr, r.stderr
+    assert "differ only in case" in r.stderr and list(vance_home.glob("batches/*/runs")) == []

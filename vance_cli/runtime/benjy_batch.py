@@ -102,12 +102,27 @@ class Goal:
     # what the run will do, resolved from its recipe when the file is read (shown in the approval)
     choices: RunChoices | None = field(default=None, compare=False)
     # the git work tree the run's worktree is made from (``git_top``), None: a copy of ``source``
-    worktree_of: Path | None = field(default=None, compare=False)
+    worktree_of: Worktree | None = field(default=None, compare=False)
 
     def digest(self) -> str:
         """What the run was created from; a rerun refuses a goal that changed under the same id."""
         fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id", "choices", "worktree_of")}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A source's git work tree, looked at once for the whole batch when the goals file is read."""
+
+    top: Path  # the work tree's top: each run gets a worktree of its last commit
+    commit: str  # that commit, short
+    dirty: bool  # uncommitted changes or untracked files (not in the worktrees)
+
+    def warning(self) -> str | None:
+        if not self.dirty:
+            return None
+        return (f"{self.top} has uncommitted changes or untracked files; the runs' worktrees start at its last "
+                f"commit ({self.commit}) without them (commit them first to include them)")
 
 
 @dataclass(frozen=True)
@@ -134,15 +149,22 @@ class Chooser:
         self.service = BenjyService(runtime)
         self.secrets = secret_paths_of(runtime.scopes.user)
         self._seen: dict[tuple[Any, ...], RunChoices] = {}
-        self._tops: dict[Path, Path | None] = {}
+        self._worktrees: dict[Path | None, Worktree | None] = {None: None}
 
-    def worktree_of(self, source: Path | None) -> Path | None:
-        """``git_top(source)``, asked once per source folder."""
-        if source is None:
-            return None
-        if source not in self._tops:
-            self._tops[source] = git_top(source)
-        return self._tops[source]
+    def worktree_of(self, source: Path | None) -> Worktree | None:
+        """``source``'s git work tree (``git_top``, its commit, whether it is dirty), asked once per
+        source folder (and per repository) before anything is made; None: the runs get a copy."""
+        if source not in self._worktrees:
+            top = git_top(source) if source is not None else None
+            if top is not None and top not in self._worktrees:
+                head = _git(["rev-parse", "--short", "HEAD"], top)
+                status = _git(["status", "--porcelain"], top)
+                self._worktrees[top] = Worktree(
+                    top, head.stdout.strip() if head is not None and head.returncode == 0 else "HEAD",
+                    bool(status is not None and status.stdout.strip()),
+                )
+            self._worktrees[source] = self._worktrees[top] if top is not None else None
+        return self._worktrees[source]
 
     def __call__(self, goal: Goal) -> RunChoices:
         key = (goal.recipe, goal.check, goal.criteria, goal.allow_exec, goal.model)
@@ -249,6 +271,7 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
     base = path.parent
     goals: list[Goal] = []
     seen: dict[str, int] = {}
+    folded: dict[str, str] = {}  # casefolded id -> the id
     try:
         handle = path.open(encoding="utf-8-sig")  # a UTF-8 BOM (Notepad, PowerShell) is not part of line 1
     except OSError as exc:
@@ -281,7 +304,12 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
                                hint="an id is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
                 if ident in seen:
                     raise _bad(path, n, f"id {ident!r} is also on line {seen[ident]}", hint="give every goal its own id")
+                twin = folded.get(ident.casefold())
+                if twin is not None:  # its workspace folder would be the other's where names ignore case (macOS, Windows)
+                    raise _bad(path, n, f"id {ident!r} is also on line {seen[twin]} ({twin!r}): ids that differ only in case "
+                               "would share a workspace folder on some systems", hint="give every goal its own id")
                 seen[ident] = n
+                folded[ident.casefold()] = ident
                 allow = row.get("allowExec", defaults.allow_exec)
                 if not isinstance(allow, bool):
                     raise _bad(path, n, f'"allowExec" must be true or false, not {json.dumps(allow)[:60]}')
@@ -387,6 +415,7 @@ def make_workspace(
     """Make the run's workspace at ``dest``: (its folder, "worktree" | "copy" | "folder", a warning or None).
 
     ``top``: ``git_top(source)``, as reading the goals file found it (None: a copy of ``source``).
+    A dirty work tree is said once for the batch (``Worktree.warning``), not here.
 
     ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it);
     ``hidden``: the credential paths (``secret_paths_of``), never copied (the tools hide them, not
@@ -407,14 +436,7 @@ def make_workspace(
             _git(["worktree", "prune"], top)
             made = _git(add, top)
         if made is not None and made.returncode == 0:
-            warning = None
-            status = _git(["status", "--porcelain"], top)
-            if status is not None and status.stdout.strip():
-                head = _git(["rev-parse", "--short", "HEAD"], top)
-                sha = head.stdout.strip() if head is not None else "HEAD"
-                warning = (f"{top} has uncommitted changes or untracked files; the runs' worktrees start at its "
-                           f"last commit ({sha}) without them (commit them first to include them)")
-            return dest / source.relative_to(top), "worktree", warning
+            return dest / source.relative_to(top), "worktree", None
         _discard(dest)  # git could not make it: fall back to a copy, and say why
         why = " ".join((made.stderr or made.stdout or f"exit {made.returncode}").split())[:300] if made is not None else "git did not run"
         fallback = (f"git could not make a worktree of {top} at {dest} ({why}); the run works in a copy of {source} "
@@ -574,7 +596,7 @@ class Plan:
     def summary(self) -> list[str]:
         """What the approval covers, all of it: the new runs grouped by what their lines choose
         (recipe, check, criteria files, model, source folder, the workers' tools)."""
-        groups: dict[tuple[Path | None, Path | None, RunChoices | None], list[str]] = {}
+        groups: dict[tuple[Path | None, Worktree | None, RunChoices | None], list[str]] = {}
         for goal in self.create:
             groups.setdefault((goal.source, goal.worktree_of, goal.choices), []).append(goal.id)
         lines: list[str] = []
@@ -584,7 +606,8 @@ class Plan:
             if source is None:
                 lines.append("    source    none (each run in an empty folder)")
             elif top is not None:
-                lines.append(f"    source    {source} (each run in its own git worktree of {top}'s last commit)")
+                dirty = "; uncommitted changes left out" if top.dirty else ""
+                lines.append(f"    source    {source} (each run in its own git worktree of {top.top}'s last commit, {top.commit}{dirty})")
             else:
                 lines.append(f"    source    {source} (each run in its own copy of it)")
             if choices is None:
@@ -703,7 +726,7 @@ class BenjyBatch:
         other runs) and create its run on ``service``, approved by ``approved_by``; still locked."""
         pid = self.state["runs"][goal.id]["processId"]
         workspace, kind, warning = await asyncio.to_thread(
-            make_workspace, goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of,
+            make_workspace, goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of.top if goal.worktree_of else None,
             skip=self.runtime.scopes.state_dir, hidden=self.secrets,
         )
         if warning:
@@ -740,6 +763,9 @@ class BenjyBatch:
         self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
                        "to_drive": len(self.goals) - len(done), "engine": "local" if ray is None else "ray", "jobs": jobs,
                        "folder": str(self.folder)})
+        for text in dict.fromkeys(g.worktree_of.warning() for g in plan.create if g.worktree_of):  # once per repository
+            if text:
+                self.on_event({"type": "warning", "text": text})
         self.save_ids(plan)
         self.approved_by = approved_by or ""
         todo: list[tuple[Goal, str]] = []
