@@ -256,3 +256,48 @@ def test_with_json_the_approval_prompt_stays_off_stdout(env, src, tmp_path, vanc
     assert proc.returncode == 1 and b"not approved: no run was started" in rest
     assert b"approve" not in out, out  # stdout is the JSON lines only
     assert all(json.loads(line) for line in out.splitlines())
+
+
+def test_a_lines_recipe_path_is_read_from_the_goals_folder_like_its_workspace_and_criteria(env, src, tmp_path, vance_home):
+    folder = tmp_path / "plans"
+    folder.mkdir()
+    recipe = (REPO / "recipes" / "benjy-coding.yaml").read_text().replace("name: benjy-coding", "name: mine")
+    (folder / "mine.yaml").write_text(recipe)
+    (folder / "criteria.md").write_text("every item file says its number\n")
+    goals = write_goals(folder, [{"id": "a", "goal": "write one item file", "recipe": "./mine.yaml",
+                                  "criteria": "criteria.md", "workspace": "../src"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "--yes", env=env, cwd=vance_home)  # cwd: not the goals folder
+    assert r.returncode == 0, r.stderr
+    assert f"recipe    mine ({folder / 'mine.yaml'})" in r.stderr and f"criteria  {folder / 'criteria.md'}" in r.stderr
+    assert f"source    {src} " in r.stderr
+
+
+def test_a_batch_state_of_a_newer_version_is_refused(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "write one item file"}])
+    assert run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env).returncode == 0
+    (state,) = vance_home.glob("batches/*/batch.json")
+    data = json.loads(state.read_text())
+    assert data["version"] == 1
+    data["version"] = 2
+    state.write_text(json.dumps(data))
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert r.returncode == 1 and f"the batch state {state} is version 2; this vance reads version 1" in r.stderr, r.stderr
+
+
+def test_only_the_batch_lock_is_reported_as_the_batch_being_run(env, tmp_path, vance_home, monkeypatch):
+    from vance_cli.config.context import load_context
+    from vance_cli.errors import ProcessLocked
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, read_goals
+    from vance_cli.runtime.runner import Runtime
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    goals = write_goals(tmp_path, [{"id": "a", "goal": "g"}])
+    runtime = Runtime(*load_context())
+    batch = BenjyBatch(runtime, goals, read_goals(goals, Defaults(), runtime))
+    with pytest.raises(ProcessLocked, match="^process x is in use by pid 1$"), batch.locked():
+        raise ProcessLocked("process x is in use by pid 1")  # a run's lock, met inside: said as it is
+    with batch.locked(), pytest.raises(ProcessLocked, match=f"the batch of {goals} is being run by"), BenjyBatch(
+        runtime, goals, batch.goals
+    ).locked():
+        pass

@@ -305,6 +305,19 @@ def _batch_table(rows) -> list[str]:
     return lines
 
 
+def _batch_exit(rows) -> int:
+    """A batch that was not interrupted (an interrupt exits 128 + the signal): 1 if a run FAILED or
+    stopped short of its end; else 10 if one is BLOCKED or BUSY (waiting for an answer or another
+    vance: not a failure, but said); else 0."""
+    from vance_cli.errors import EXIT_ERROR, EXIT_OK
+
+    statuses = {r.status for r in rows}
+    for status, code in (("FAILED", EXIT_ERROR), ("STOPPED", EXIT_ERROR), ("BLOCKED", EXIT_BLOCKED), ("BUSY", EXIT_BLOCKED)):
+        if status in statuses:
+            return code
+    return EXIT_OK
+
+
 def _can_ask() -> bool:
     return sys.stdin is not None and sys.stdin.isatty()
 
@@ -364,7 +377,7 @@ def batch_cmd(
     from vance_cli.cli.common import model_factory, require_text
     from vance_cli.errors import Interrupted, UsageError
     from vance_cli.ray_cluster import BATCH_ENGINES, ray_session
-    from vance_cli.runtime.benjy_batch import BenjyBatch, Chooser, Defaults, exit_code, read_goals, source_folder
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, criteria_file, read_goals, source_folder
     from vance_cli.runtime.interrupt import stop_on_signals
     from vance_cli.terminal import emit_json, err, out
 
@@ -378,14 +391,9 @@ def batch_cmd(
     service = _service(json_out)
     runtime = service.runtime
     cwd = runtime.scopes.cwd
-    crit = None
-    if criteria is not None:
-        crit = (Path(criteria).expanduser() if Path(criteria).expanduser().is_absolute() else cwd / criteria).resolve()
-        if not crit.is_file():
-            raise UsageError(f"criteria file {crit} does not exist", hint="check the --criteria path")
-        Chooser(runtime).refuse_secret(crit, "--criteria")
     defaults = Defaults(check=check, source=source_folder(workspace, runtime) if workspace else None, recipe=recipe,
-                        criteria=crit, allow_exec=allow_exec, model=model)
+                        criteria=criteria_file(criteria, runtime) if criteria is not None else None,
+                        allow_exec=allow_exec, model=model)
     path = (cwd / Path(goals).expanduser()).resolve()
     batch = BenjyBatch(runtime, path, read_goals(path, defaults, runtime), model_factory=model_factory,
                        on_event=lambda e: _batch_event(e, json_out))
@@ -412,7 +420,7 @@ def batch_cmd(
             by = f" by {exc.signame}" if isinstance(exc, Interrupted) else ""
             err(f"interrupted{by}; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
             raise SystemExit(exc.exit_code if isinstance(exc, Interrupted) else EXIT_INTERRUPTED) from None
-    code = exit_code(rows)
+    code = _batch_exit(rows)
     if json_out:
         emit_json({"type": "batch_finished", "runs": [r.to_dict() for r in rows], "exit_code": code})
     else:

@@ -3,7 +3,7 @@
 Each line of GOALS.jsonl is one run: ``{"id": "slug", "goal": "...", "check": "...",
 "workspace": "src/", "recipe": "...", "criteria": "...", "allowExec": true, "model": "..."}``;
 only ``goal`` is needed (``id`` defaults to the line number; the others to the command's flags;
-a relative ``workspace`` or ``criteria`` is read from the goals file's folder).
+a relative ``workspace``, ``criteria`` or recipe file is read from the goals file's folder).
 
 Every run is an ordinary Benjy run (``BenjyService.start`` and ``.run``, as `vance benjy run`):
 one process file, resumable, answered with `vance benjy answer ID`, shown by `ps`. What the batch
@@ -45,10 +45,11 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vance_cli.config.recipes import looks_like_path
 from vance_cli.config.scopes import Scopes
 from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ProcessLocked, StoreError, UsageError, VanceError
-from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService, StartedRun
+from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService, StartedRun, existing_path
 from vance_cli.runtime.runner import ModelFactory, Runtime
 from vance_cli.store.atomic import atomic_write_json
 from vance_cli.store.process import Process, Status, new_process_id
@@ -60,8 +61,8 @@ GOAL_KEYS = ("id", "goal", "check", "workspace", "recipe", "criteria", "allowExe
 _ALIASES = {"allow_exec": "allowExec"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STATE_FILE = "batch.json"
-STATE_VERSION = 1
-MAX_JOBS = 64
+STATE_VERSION = 1  # batch.json's; a newer one is refused (``_load_state``)
+LINE_PATHS = "point it at an existing one (a line's relative paths are read from the goals file's folder)"
 SHOWN_IDS = 8  # goal ids named per group in the approval
 GIT_TIMEOUT = 120  # seconds for one git command (a worktree of a large repository takes a while)
 
@@ -250,17 +251,6 @@ def _text_field(path: Path, n: int, row: dict[str, Any], key: str) -> str | None
     return value
 
 
-def _folder(base: Path, text: str, what: str, path: Path, n: int | None) -> Path:
-    folder = Path(text).expanduser()
-    folder = (folder if folder.is_absolute() else base / folder).resolve()
-    if not folder.is_dir():
-        message = f"{what} {folder} is not an existing folder"
-        if n is None:
-            raise UsageError(message, hint="pass an existing folder (its copy or worktree is each run's workspace)")
-        raise _bad(path, n, message, hint="point it at an existing folder (relative paths are read from the goals file's folder)")
-    return folder
-
-
 def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
     """Every goal of ``path``, checked before anything is made (a UsageError naming the line):
     each goal's recipe, model and criteria are resolved into its ``choices``."""
@@ -315,26 +305,28 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
                     raise _bad(path, n, f'"allowExec" must be true or false, not {json.dumps(allow)[:60]}')
                 source_text = _text_field(path, n, row, "workspace")
                 criteria_text = _text_field(path, n, row, "criteria")
-                criteria = defaults.criteria
-                if criteria_text is not None:
-                    criteria = Path(criteria_text).expanduser()
-                    criteria = (criteria if criteria.is_absolute() else base / criteria).resolve()
-                    if not criteria.is_file():
-                        raise _bad(path, n, f"criteria file {criteria} does not exist")
-                item = Goal(
-                    id=ident,
-                    goal=goal,
-                    line=n,
-                    check=_text_field(path, n, row, "check") or defaults.check,
-                    source=_folder(base, source_text, "workspace", path, n) if source_text else defaults.source,
-                    recipe=_text_field(path, n, row, "recipe") or defaults.recipe,
-                    criteria=criteria,
-                    allow_exec=allow,
-                    model=_text_field(path, n, row, "model") or defaults.model,
-                )
+                recipe = _text_field(path, n, row, "recipe")
+                if recipe is not None and looks_like_path(recipe) and not Path(recipe).expanduser().is_absolute():
+                    recipe = str((base / recipe).resolve())  # as its workspace and criteria: from the goals file's folder
                 try:
-                    if source_text:
-                        choose.refuse_source(item.source, "workspace")
+                    source = defaults.source
+                    if source_text is not None:
+                        source = existing_path(source_text, base, folder=True, what="workspace", hint=LINE_PATHS)
+                        choose.refuse_source(source, "workspace")
+                    criteria = defaults.criteria
+                    if criteria_text is not None:
+                        criteria = existing_path(criteria_text, base, folder=False, what="criteria file", hint=LINE_PATHS)
+                    item = Goal(
+                        id=ident,
+                        goal=goal,
+                        line=n,
+                        check=_text_field(path, n, row, "check") or defaults.check,
+                        source=source,
+                        recipe=recipe or defaults.recipe,
+                        criteria=criteria,
+                        allow_exec=allow,
+                        model=_text_field(path, n, row, "model") or defaults.model,
+                    )
                     goals.append(replace(item, choices=choose(item), worktree_of=choose.worktree_of(item.source)))
                 except VanceError as exc:
                     raise _bad(path, n, exc.message, hint=exc.hint or "fix the line") from None
@@ -347,9 +339,17 @@ def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
 
 def source_folder(text: str, runtime: Runtime) -> Path:
     """``--workspace``: the default source folder of every run, checked now."""
-    folder = _folder(runtime.scopes.cwd, text, "--workspace", runtime.scopes.cwd, None)
+    folder = existing_path(text, runtime.scopes.cwd, folder=True, what="--workspace",
+                           hint="pass an existing folder (its copy or worktree is each run's workspace)")
     Chooser(runtime).refuse_source(folder, "--workspace")
     return folder
+
+
+def criteria_file(text: str, runtime: Runtime) -> Path:
+    """``--criteria``: the default criteria file of every run, checked now (not a credential path)."""
+    path = existing_path(text, runtime.scopes.cwd, folder=False, what="criteria file", hint="check the --criteria path")
+    Chooser(runtime).refuse_secret(path, "--criteria")
+    return path
 
 
 # --------------------------------------------------------------------------- workspaces
@@ -526,17 +526,6 @@ def row_of(gid: str, process: Process, *, error: str | None = None, busy: bool =
     )
 
 
-def exit_code(rows: list[BatchRow]) -> int:
-    """The README's table for a batch that was not interrupted (an interrupt exits 128 + the
-    signal): 1 if a run FAILED or stopped short of its end; else 10 if one is BLOCKED or BUSY
-    (waiting for an answer or another vance: not a failure, but said); else 0."""
-    statuses = {r.status for r in rows}
-    for status, code in ((FAILED, 1), (STOPPED, 1), (BLOCKED, 10), (BUSY, 10)):
-        if status in statuses:
-            return code
-    return 0
-
-
 # --------------------------------------------------------------------------- driving one run
 
 
@@ -589,9 +578,7 @@ def ray_task(task: dict[str, Any]) -> Driven:
 
 @dataclass
 class Plan:
-    goals: list[Goal]
     create: list[Goal]  # no process file yet: these need the batch's approval
-    folder: Path
 
     def summary(self) -> list[str]:
         """What the approval covers, all of it: the new runs grouped by what their lines choose
@@ -664,6 +651,10 @@ class BenjyBatch:
         if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
             raise StoreError(f"the batch state {self.state_path} is not a batch state",
                              hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
+        version = data.get("version")
+        if version != STATE_VERSION:
+            raise StoreError(f"the batch state {self.state_path} is version {json.dumps(version)[:20]}; this vance reads version {STATE_VERSION}",
+                             hint="run the batch with the vance that made it, or move the file away to start afresh")
         for gid, entry in data["runs"].items():
             if not isinstance(entry, dict) or not isinstance(entry.get("processId"), str):
                 raise StoreError(f"the batch state {self.state_path}: entry {gid!r} is not a run ({json.dumps(entry)[:60]})",
@@ -679,12 +670,14 @@ class BenjyBatch:
         from vance_cli.store.lock import describe_holder, process_lock, read_holder
 
         lock = self.folder / "batch.lock"
+        held = contextlib.ExitStack()
         try:
-            with process_lock(lock, f"batch {self.goals_path.name}"):
-                yield self
-        except ProcessLocked:
+            held.enter_context(process_lock(lock, f"batch {self.goals_path.name}"))
+        except ProcessLocked:  # only the batch's own lock: a run's, met inside, is said as it is
             raise ProcessLocked(f"the batch of {self.goals_path} is being run by {describe_holder(read_holder(lock))}",
                                 hint="wait for it to finish or stop it; its runs are in `vance ps`") from None
+        with held:
+            yield self
 
     # --- planning and creating -----------------------------------------------------------------
 
@@ -706,7 +699,7 @@ class BenjyBatch:
                     )
                 continue
             create.append(goal)
-        return Plan(self.goals, create, self.folder)
+        return Plan(create)
 
     def save_ids(self, plan: Plan) -> None:
         """Every new goal's process id, in one write, before anything else is made: a kill later

@@ -131,11 +131,8 @@ class BenjyService:
         if workspace is not None and target is not None:
             raise UsageError("--workspace and --target exclude each other", hint="pass one of them")
         if workspace is not None:
-            path = Path(workspace).expanduser()
-            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
-            if not path.is_dir():
-                raise UsageError(f"workspace {path} is not an existing folder", hint="create it first, or pass --target NAME for a named workspace")
-            return path, False
+            return existing_path(workspace, self.runtime.scopes.cwd, folder=True, what="workspace",
+                                 hint="create it first, or pass --target NAME for a named workspace"), False
         name = target or recipe_target
         if name:
             if not name.replace("-", "").replace("_", "").replace(".", "").isalnum() or name.startswith("."):
@@ -158,11 +155,8 @@ class BenjyService:
         params, refs = resolve(loaded, self.runtime.scopes)
         criteria_files: list[str] = []
         if criteria is not None:
-            path = Path(criteria).expanduser()
-            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
-            if not path.is_file():
-                raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
-            criteria_files.append(str(path))
+            criteria_files.append(str(existing_path(criteria, self.runtime.scopes.cwd, folder=False, what="criteria file",
+                                                    hint="check the --criteria path")))
         return RunSetup(loaded, params, refs, criteria_files, self.runtime.model_of(loaded, model))
 
     def start(
@@ -313,6 +307,17 @@ class BenjyService:
 
 
 TEMP_PREFIX = "vance-benjy-"
+
+
+def existing_path(text: str | Path, base: Path, *, folder: bool, what: str, hint: str) -> Path:
+    """``text`` (``~`` expanded; relative: to ``base``) resolved, when it is an existing folder
+    (``folder``) or file; else a UsageError ("``what`` PATH ..."). The one resolver of a run's
+    workspace and criteria paths, for `vance benjy run` and each line of `vance benjy batch`."""
+    path = Path(text).expanduser()
+    path = (path if path.is_absolute() else base / path).resolve()
+    if not (path.is_dir() if folder else path.is_file()):
+        raise UsageError(f"{what} {path} {'is not an existing folder' if folder else 'does not exist'}", hint=hint)
+    return path
 
 
 def temporary_workspace(process: Process) -> Path | None:
