@@ -172,7 +172,7 @@ def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp
     monkeypatch.setattr("builtins.input", lambda *prompt: asked.append(prompt) or "y")
     assert benjy_cmd._approve_batch(plan, False, "goals.jsonl") == "you (vance benjy batch, once for the batch)"
     shown = capsys.readouterr().err
-    assert "2 new runs" in shown and "check     pytest -q   (from the goal" in shown and "check     none" in shown
+    assert "2 new runs" in shown and "check     pytest -q   (given: the line's or --check" in shown and "check     none" in shown
     assert "tools     respond, file_read, file_list, file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
     assert shown.endswith("approve them once for the whole batch? [y/N] > ")
     monkeypatch.setattr("builtins.input", lambda *prompt: "n")

@@ -39,13 +39,13 @@ def test_yes_prints_everything_each_line_chooses_before_anything_runs(fake_opena
     shown = r.stderr[: r.stderr.index("a: started")]  # all of it before the first run starts
     # line a: its recipe by name and file, the check command that recipe brings, the criteria file
     assert "a (1 run):" in shown and f"recipe    innocent ({tmp_path / 'innocent.yaml'})" in shown
-    assert f"check     touch {marker}; true   (from the recipe" in shown
+    assert f"check     touch {marker}; true   (the recipe's" in shown
     assert f"criteria  {tmp_path / 'secret.txt'}   (read and sent to the model)" in shown
     assert "model     openai/fake-model" in shown and "tools     respond, file_read, file_list, file_write   (" in shown
     # line b: the bundled recipe, its own check, exec_run for its workers
     assert "b (1 run):" in shown and f"recipe    benjy-coding ({REPO / 'recipes' / 'benjy-coding.yaml'})" in shown
     assert f"source    {src} (each run in its own copy of it)" in shown
-    assert f"check     {CHECK}   (from the goal" in shown and "file_write, exec_run" in shown
+    assert f"check     {CHECK}   (given: the line's or --check" in shown and "file_write, exec_run" in shown
     assert "source    none (each run in an empty folder)" in shown and "approved with --yes" in shown
     # what was shown is what ran: the recipe's check, and the criteria text to the model
     assert marker.exists() and "TOPSECRET-abc123" in json.dumps(fake_openai.requests)

@@ -132,7 +132,7 @@ class RunChoices:
 
     recipe: str  # its name and the file it is read from
     check: str | None  # the command that runs after every item (the goal's or its recipe's); None: no check
-    check_from: str  # "the goal" | "the recipe"
+    check_from: str  # where it comes from: the line or --check, or the recipe
     criteria: tuple[str, ...]  # the files the run reads as acceptance criteria (sent to the model)
     model: str  # "model" or "model (every call)"
     tools: tuple[str, ...]  # the workers' tools
@@ -211,7 +211,7 @@ class Chooser:
         cfg, snapshots = run_config(setup.params, setup.refs, check=goal.check, allow_exec=goal.allow_exec)
         criteria: list[str] = []
         for source in setup.params.criteriaSources:  # the recipe's: relative ones are read in the workspace
-            ref = Path(source.ref).expanduser()
+            ref = Path(source.ref)  # as the engine reads it (engines/benjy/config.resolve_criteria)
             if ref.is_absolute():
                 self.refuse_secret(ref.resolve(), f"the recipe {setup.recipe.name!r} names the criteria source")
                 criteria.append(str(ref))
@@ -228,7 +228,7 @@ class Chooser:
         return RunChoices(
             recipe=setup.recipe.name + (f" ({where})" if where else ""),
             check=cfg.checkCommand,
-            check_from="the goal" if goal.check is not None else "the recipe",
+            check_from="given: the line's or --check" if goal.check is not None else "the recipe's",
             criteria=tuple(criteria),
             model=setup.model + (" (every call)" if goal.model else " (and each stage recipe's own)"),
             tools=tuple(tools),
@@ -601,7 +601,7 @@ class Plan:
                 continue
             lines.append(f"    recipe    {choices.recipe}")
             if choices.check:
-                lines.append(f"    check     {choices.check}   (from {choices.check_from}; run in the workspace after every item)")
+                lines.append(f"    check     {choices.check}   ({choices.check_from}; run in the workspace after every item)")
             else:
                 lines.append("    check     none")
             if choices.criteria:
@@ -802,6 +802,7 @@ class BenjyBatch:
                     if goal.id in created:  # made on the runtime that drives it, driven under the same lock
                         started = await self.create_run(goal, service, self.approved_by)
                 except Exception as exc:  # noqa: BLE001 - a workspace that cannot be made fails this run only
+                    await service.runtime.aclose()
                     self._finish(goal.id, pid, error=error_text(exc))
                     return
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
