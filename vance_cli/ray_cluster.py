@@ -6,7 +6,9 @@ Shared by every engine that hands work to Ray tasks (``vance benjy batch``; ``va
 - ``ray_session(address)``: a connected Ray, as a context manager. An instance this process has
   already joined is used as it is (a test's ``ray.init()``, a program that embeds Vance) and left
   running; otherwise ``address`` (``--ray-address``), else ``RAY_ADDRESS``, else a new local
-  instance on this machine (``ray.init()``), shut down again at the end.
+  instance on this machine (``ray.init(address="local")``, never a cluster ``ray start`` left
+  running), shut down again at the end. An address is probed
+  first (a TCP connection, ``PROBE_TIMEOUT``): one that does not answer fails in seconds.
 - ``task_env()`` / ``task_environ(env)``: what a task needs to see what the command saw. The
   driver passes its ``VANCE_*`` variables (the user scope ``VANCE_HOME``, ``VANCE_MODEL``,
   ``VANCE_API_BASE``, ``VANCE_API_KEY``, ...) with the task, through Ray's object store; the task sets them for its own run and puts the worker's
@@ -34,6 +36,14 @@ BATCH_ENGINES = ("local", "ray")
 INSTALL_HINT = "install Ray with: pip install 'vance-cli[ray]'"
 MIN_RAY = (2, 40)
 ENV_PREFIX = "VANCE_"
+PROBE_TIMEOUT = 5.0  # seconds for the TCP probe of --ray-address before Ray dials it
+# Set unless the person set them. Joining an address that takes TCP but never answers as Ray
+# (a wrong port, a node address Ray dials instead of the one probed) costs ~41 s per try: Ray's
+# default of 20 tries was 13.7 minutes, 3 are ~2 minutes. (Starting a local instance reads the same
+# variable as seconds to wait for its GCS, so it is set only for a join.)
+# Each try prints 3 lines of Ray's C++ warnings (its GcsClient logs before Ray reads
+# RAY_BACKEND_LOG_LEVEL, which is not set here: on a healthy start it only adds a line of its own).
+JOIN_TRIES = {"RAY_gcs_server_port_wait_time_s": "3"}
 
 
 def import_ray() -> Any:
@@ -60,6 +70,26 @@ def resolve_address(address: str | None, env: Mapping[str, str] | None = None) -
     return None
 
 
+def probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
+    """A VanceError when nothing answers at ``address`` (``host:port`` or ``ray://host:port``):
+    Ray itself would retry for minutes (20 tries of ~40 s), printing its C++ warnings. ``auto``,
+    ``local`` and what does not parse as host:port are left to Ray."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout).close()
+    except OSError as exc:
+        reason = exc.strerror or ("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__)
+        raise VanceError(
+            f"cannot reach the Ray cluster at {address}: {reason}",
+            hint="start one with `ray start --head`, or check --ray-address / RAY_ADDRESS (`ray status` shows a running cluster)",
+        ) from None
+
+
 @contextlib.contextmanager
 def ray_session(address: str | None = None) -> Iterator[Any]:
     """Ray, connected (see the module docstring for which instance); yields the ``ray`` module."""
@@ -70,8 +100,14 @@ def ray_session(address: str | None = None) -> Iterator[Any]:
         yield ray
         return
     target = resolve_address(address)
+    if target is not None:
+        probe(target)
+        for key, value in JOIN_TRIES.items():
+            os.environ.setdefault(key, value)
     try:
-        ray.init(address=target, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        # "local": a new instance here; ray.init() without one would join a cluster `ray start`
+        # left running, whose workers do not have the command's provider keys
+        ray.init(address=target or "local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {target}" if target else "a new local Ray instance"
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -152,11 +152,16 @@ def test_headless_without_yes_is_refused_and_makes_nothing(env, src, tmp_path, v
 
 def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp_path, monkeypatch, capsys):
     from vance_cli.cli import benjy_cmd
+    from vance_cli.config.context import load_context
     from vance_cli.errors import VanceError
-    from vance_cli.runtime.benjy_batch import Defaults, Plan, read_goals
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, read_goals
+    from vance_cli.runtime.runner import Runtime
 
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
     goals = write_goals(tmp_path, [{"goal": "g", "check": "pytest -q", "allowExec": True}, {"goal": "h"}])
-    plan = Plan(read_goals(goals, Defaults(source=src)), read_goals(goals, Defaults(source=src)), tmp_path)
+    runtime = Runtime(*load_context())
+    plan = BenjyBatch(runtime, goals, read_goals(goals, Defaults(source=src), runtime)).plan()
 
     class Tty:
         def isatty(self):
@@ -164,12 +169,13 @@ def test_on_a_terminal_the_batch_asks_once_and_a_no_starts_nothing(env, src, tmp
 
     monkeypatch.setattr(sys, "stdin", Tty())
     asked = []
-    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "y")
+    monkeypatch.setattr("builtins.input", lambda *prompt: asked.append(prompt) or "y")
     assert benjy_cmd._approve_batch(plan, False, "goals.jsonl") == "you (vance benjy batch, once for the batch)"
     shown = capsys.readouterr().err
-    assert "2 new runs" in shown and "pytest -q" in shown and "the recipe's check command" in shown
-    assert "workers' tools: file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
-    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert "2 new runs" in shown and "check     pytest -q   (given: the line's or --check" in shown and "check     none" in shown
+    assert "tools     respond, file_read, file_list, file_write, exec_run" in shown and str(src) in shown and len(asked) == 1
+    assert shown.endswith("approve them once for the whole batch? [y/N] > ")
+    monkeypatch.setattr("builtins.input", lambda *prompt: "n")
     with pytest.raises(VanceError, match="not approved: no run was started"):
         benjy_cmd._approve_batch(plan, False, "goals.jsonl")
 
@@ -277,7 +283,8 @@ def test_the_local_engine_never_imports_ray(env, src, tmp_path, vance_home):
     assert "EXIT=0" in r.stderr and "RAY=False" in r.stderr, r.stderr
 
 
-def test_ctrl_c_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env, src, tmp_path, vance_home):
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env, src, tmp_path, vance_home, signum, code):
     brain, arrived, released = batch_brain(), threading.Event(), threading.Event()
 
     def responder(body):
@@ -297,14 +304,15 @@ def test_ctrl_c_stops_the_batch_saved_and_the_rerun_finishes_it(fake_openai, env
     try:
         assert arrived.wait(30)
         time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         released.set()
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
-    assert "interrupted; every run is saved. Continue the batch with the same command" in stderr
+    assert proc.returncode == code, stderr  # 128 + the signal, as the README says
+    assert f"every run is saved. Continue the batch with the same command: vance benjy batch {goals} ..." in stderr
+    assert "vance chat" not in stderr  # not a chat's hint
     assert "STOPPED" in stdout and "continue with: vance benjy resume" in stdout  # the table of what it reached
     assert {row["status"] for row in roots(env)} <= {"SUSPENDED", "IDLE", "READY"}
     r = run_cli(*args, env=env)
@@ -330,7 +338,7 @@ def test_the_ray_helper_passes_vance_variables_and_puts_the_workers_back(monkeyp
 
 
 def test_a_worktree_left_by_a_kill_is_removed_from_its_repository_before_it_is_made_again(src, tmp_path):
-    from vance_cli.runtime.benjy_batch import make_workspace
+    from vance_cli.runtime.benjy_batch import git_top, make_workspace
 
     def git(*args):
         return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, check=True).stdout
@@ -339,9 +347,141 @@ def test_a_worktree_left_by_a_kill_is_removed_from_its_repository_before_it_is_m
     git("-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
     dest = tmp_path / "batch" / "runs" / "a"
-    first, kind, warning = make_workspace(src, dest)
+    first, kind, warning = make_workspace(src, dest, top=git_top(src))
     assert (first, kind, warning) == (dest, "worktree", None) and (dest / "check.py").is_file()
     (dest / "half-done.txt").write_text("left by the killed preparation\n")
-    again, kind, _ = make_workspace(src, dest)
+    again, kind, _ = make_workspace(src, dest, top=git_top(src))
     assert again == dest and kind == "worktree" and not (dest / "half-done.txt").exists()
     assert git("worktree", "list").count(str(dest)) == 1 and len(git("worktree", "list").splitlines()) == 2
+
+
+def test_an_internal_error_in_one_run_fails_that_run_only(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_service
+
+    real_run = benjy_service.BenjyService.run
+    crashed = []
+
+    async def run(self, pid):
+        process = self.runtime.store.load(pid)
+        if "one" in json.dumps([m.content for m in process.inbox]) and not crashed:
+            crashed.append(pid)
+            raise RuntimeError("a bug in one run")
+        return await real_run(self, pid)
+
+    monkeypatch.setattr(benjy_service.BenjyService, "run", run)
+    goals = write_goals(tmp_path, GOALS[1:])  # one, two
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "2", env=env)
+    assert r.returncode == 1, r.stderr
+    rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:3]}
+    assert rows == {"one": "FAILED", "two": "DONE"}, r.stdout  # the other run finished; the table is there
+    assert f"one (process {crashed[0]}) FAILED: RuntimeError: a bug in one run" in r.stdout
+    assert "internal error" not in r.stderr and "ExceptionGroup" not in r.stderr
+    again = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)  # the rerun takes it up
+    assert again.returncode == 0 and "one: DONE" in again.stderr, again.stderr
+
+
+@pytest.mark.timeout(60)  # before the fix: 20 Ray retries of ~41 s each (13.7 minutes)
+def test_an_unreachable_ray_address_fails_within_seconds_before_the_approval_and_makes_nothing(env, src, tmp_path, vance_home):
+    ray = pytest.importorskip("ray")
+    assert not ray.is_initialized()  # the Ray tests' own instance runs in their module only
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on: connection refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    goals = write_goals(tmp_path, GOALS[1:])
+    started = time.monotonic()
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--engine", "ray",
+                "--ray-address", f"127.0.0.1:{port}", env=env)
+    elapsed = time.monotonic() - started
+    assert r.returncode == 1 and f"cannot reach the Ray cluster at 127.0.0.1:{port}" in r.stderr, r.stderr
+    assert elapsed < 15 and not ray.is_initialized(), elapsed
+    assert "approved with --yes" not in r.stderr  # joined (or not) before the approval
+    assert list(vance_home.glob("batches/*/runs")) == [] and list(vance_home.glob("batches/*/batch.json")) == []
+
+
+def test_the_ids_are_saved_once_and_each_workspace_is_made_when_its_run_starts(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_batch
+
+    writes = []
+    real_write = benjy_batch.atomic_write_json
+    monkeypatch.setattr(benjy_batch, "atomic_write_json", lambda path, data: writes.append(path) or real_write(path, data))
+    goals = write_goals(tmp_path, GOALS[1:] + [{"id": "three", "goal": "write a third item file"}])
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--jobs", "1", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    assert len(writes) == 1  # batch.json once for the three runs (it was rewritten after every workspace: N² bytes)
+    order = [(e["type"], e.get("id")) for e in json_lines(r.stdout) if e["type"] in ("run_created", "run_finished")]
+    assert order == [(kind, gid) for gid in ("one", "two", "three") for kind in ("run_created", "run_finished")]
+
+
+HOLD = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from vance_cli.store.lock import process_lock\n"
+    "with process_lock(Path(sys.argv[1]), sys.argv[2]):\n"
+    "    print('held', flush=True); time.sleep(60)\n"
+)
+
+
+def test_a_run_another_vance_is_driving_is_busy_not_failed(env, src, tmp_path, vance_home):
+    goals = write_goals(tmp_path, GOALS[:2])  # ask (BLOCKED), one
+    first = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert first.returncode == 10, first.stderr
+    ask = next(row["id"] for row in roots(env) if row["status"] == "BLOCKED")
+    path = vance_home / "processes" / f"{ask}.json"  # what `vance benjy answer` in another terminal saves
+    data = json.loads(path.read_text())
+    data["status"] = "RUNNING"
+    path.write_text(json.dumps(data))
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(vance_home / "processes" / f"{ask}.lock"), ask],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), env=env)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "FAILED" not in r.stdout, "a run busy in another vance is called FAILED"
+    assert r.returncode == 10, r.stdout  # none failed; one waits on something outside the batch
+    assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["ask", "BUSY"], ["one", "DONE"]]
+    assert f"ask (process {ask}) is being driven by another vance: process {ask} is in use by vance pid {holder.pid} " in r.stdout, r.stdout
+    assert f"watch it with: vance benjy watch {ask} (rerun the batch when it is done)" in r.stdout
+
+
+def test_a_run_that_stops_short_without_an_interrupt_is_an_error_not_an_interrupt(env, src, tmp_path, monkeypatch):
+    from vance_cli.runtime import benjy_service
+
+    real_run = benjy_service.BenjyService.run
+
+    async def run(self, pid):
+        process = self.runtime.store.load(pid)
+        if "write one item file" in json.dumps([m.content for m in process.inbox]):
+            return benjy_service.RunResult(process)  # returns with the run READY, nothing interrupted
+        return await real_run(self, pid)
+
+    monkeypatch.setattr(benjy_service.BenjyService, "run", run)
+    goals = write_goals(tmp_path, GOALS[1:])  # one (stops short), two
+    r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", env=env)
+    assert [line.split()[:2] for line in r.stdout.splitlines()[1:3]] == [["one", "STOPPED"], ["two", "DONE"]]
+    assert r.returncode == 1, r.stderr  # 130 means interrupted: nothing was
+
+
+def test_without_an_address_the_ray_session_is_a_new_local_instance_not_a_running_cluster(monkeypatch):
+    """ray.init() with no address joins a cluster `ray start` left running (whose workers lack the
+    command's provider keys); address="local" always starts a new instance, as the docs say."""
+    import types
+
+    from vance_cli.ray_cluster import JOIN_TRIES, ray_session
+
+    calls = []
+    fake = types.SimpleNamespace(
+        __version__="2.60.0", is_initialized=lambda: False, shutdown=lambda: calls.append("shutdown"),
+        init=lambda **kw: calls.append(kw),
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake)  # only what ray_session passes to Ray is looked at
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    for key in JOIN_TRIES:
+        monkeypatch.delenv(key, raising=False)
+    with ray_session(None) as joined:
+        assert joined is fake
+    assert calls[0]["address"] == "local" and calls[1:] == ["shutdown"]
+    assert not any(key in os.environ for key in JOIN_TRIES)  # a local start reads it as seconds: left alone

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from tests.cli.test_benjy_batch import CHECK, GOALS, batch_brain, env, roots, sn
 from tests.helpers import json_lines, run_cli
 
 ray = pytest.importorskip("ray")
+
+from vance_cli.cli.common import model_factory as REAL_FACTORY  # noqa: E402 (the one crashing_factory wraps)
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +116,44 @@ def test_a_ray_instance_already_joined_is_used_and_left_running(ray_instance):
     with ray_session("10.255.255.1:1") as joined:  # not dialled: this process has joined one already
         assert joined is ray and ray.is_initialized()
     assert ray.is_initialized()
+
+
+def crashing_factory(name, settings):
+    """The real model client, raising a bug for the goal "write one item file" (sent by value to Ray's workers)."""
+    inner = REAL_FACTORY(name, settings)
+    complete, stream = inner.complete, inner.stream
+
+    def bad(request):
+        return "write one item file" in json.dumps([str(m.content) for m in request.messages])
+
+    async def crashing_complete(request):
+        if bad(request):
+            raise RuntimeError("a bug in the model client")
+        return await complete(request)
+
+    async def crashing_stream(request, on_delta):
+        if bad(request):
+            raise RuntimeError("a bug in the model client")
+        return await stream(request, on_delta)
+
+    inner.complete, inner.stream = crashing_complete, crashing_stream
+    return inner
+
+
+def test_an_internal_error_in_one_run_gives_the_same_failed_row_on_both_engines(ray_instance, env, src, tmp_path, monkeypatch):
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr("vance_cli.cli.common.model_factory", crashing_factory)
+    goals = write_goals(tmp_path, GOALS[1:])  # one, two
+    rows = {}
+    for engine in ("local", "ray"):
+        home = tmp_path / f"home-{engine}"
+        home.mkdir()
+        r = run_cli("benjy", "batch", str(goals), "--check", CHECK, "-w", str(src), "--yes", "--engine", engine, "--json",
+                    env={**env, "VANCE_HOME": str(home)})
+        assert r.returncode == 1 and r.stdout, r.stderr
+        final = json.loads(r.stdout.splitlines()[-1])
+        rows[engine] = {run["id"]: (run["status"], run["reason"]) for run in final["runs"]}
+    assert rows["local"] == rows["ray"]
+    assert rows["ray"] == {"one": ("FAILED", "RuntimeError: a bug in the model client"), "two": ("DONE", None)}

@@ -286,7 +286,7 @@ def _batch_event(event: dict, json_out: bool) -> None:
 
 
 def _batch_table(rows) -> list[str]:
-    """The summary: a row per run, then what each BLOCKED, FAILED or STOPPED run needs."""
+    """The summary: a row per run, then what each BLOCKED, BUSY, FAILED or STOPPED run needs."""
     width = max([2, *(len(r.id) for r in rows)])
     lines = [f"{'ID':<{width}}  {'STATUS':<8} {'ATTEMPTS':>8} {'TOKENS':>8}  PROCESS"]
     lines += [f"{r.id:<{width}}  {r.status:<8} {r.attempts:>8} {r.tokens:>8}  {r.process_id}" for r in rows]
@@ -296,33 +296,53 @@ def _batch_table(rows) -> list[str]:
             if r.question:
                 lines.append(r.question)
             lines.append(f'answer with: vance benjy answer {r.process_id} "YOUR ANSWER"')
+        elif r.status == "BUSY":
+            lines += ["", f"{r.id} (process {r.process_id}) is being driven by another vance: {r.reason or ''}".rstrip(),
+                      f"watch it with: vance benjy watch {r.process_id} (rerun the batch when it is done)"]
         elif r.status in ("FAILED", "STOPPED"):
             lines += ["", f"{r.id} (process {r.process_id}) {r.status}: {r.reason or ''}".rstrip(),
                       f"continue with: vance benjy resume {r.process_id} (or rerun the batch)"]
     return lines
 
 
+def _batch_exit(rows) -> int:
+    """A batch that was not interrupted (an interrupt exits 128 + the signal): 1 if a run FAILED or
+    stopped short of its end; else 10 if one is BLOCKED or BUSY (waiting for an answer or another
+    vance: not a failure, but said); else 0."""
+    from vance_cli.errors import EXIT_ERROR, EXIT_OK
+
+    statuses = {r.status for r in rows}
+    for status, code in (("FAILED", EXIT_ERROR), ("STOPPED", EXIT_ERROR), ("BLOCKED", EXIT_BLOCKED), ("BUSY", EXIT_BLOCKED)):
+        if status in statuses:
+            return code
+    return EXIT_OK
+
+
+def _can_ask() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()
+
+
 def _approve_batch(plan, yes: bool, goals: str) -> str:
-    """Ask once for the whole batch (its checks and its workers' tools); who approved it."""
+    """Show everything the new runs will do (also with --yes) and ask once; who approved it."""
     from vance_cli.errors import UsageError, VanceError
     from vance_cli.terminal import err
     from vance_cli.text import for_terminal
 
-    checks = plan.checks + (["(the recipe's check command, for runs without one)"] if plan.recipe_checks else [])
-    lines = [f"benjy batch {goals}: {len(plan.create)} new runs, each in its own workspace made from:"]
-    lines += [f"  {s}" for s in plan.sources]
-    lines += ["checks (run in each workspace after every item):", *(f"  {c}" for c in checks)]
-    lines.append(f"workers' tools: {', '.join(plan.tools)} (in their own workspace)")
+    count = f"{len(plan.create)} new run{'s' if len(plan.create) != 1 else ''}"
+    head = f"benjy batch {goals}: {count}, each in its own workspace; approved once for the whole batch:"
+    err(for_terminal("\n".join([head, *plan.summary()])))
     if yes:
+        err("approved with --yes")
         return "--yes (vance benjy batch)"
-    if sys.stdin is None or not sys.stdin.isatty():
+    if not _can_ask():
         raise UsageError(
-            f"vance benjy batch needs your approval of its checks and tools ({len(plan.create)} new runs), and nothing can ask here",
-            hint=f"pass --yes to approve them once for the whole batch: vance benjy batch {goals} --yes ...",
+            f"vance benjy batch needs your approval of its checks and tools ({count}), and nothing can ask here",
+            hint=f"read the above, then pass --yes to approve it once for the whole batch: vance benjy batch {goals} --yes ...",
         )
-    err(for_terminal("\n".join(lines)))
+    sys.stderr.write("approve them once for the whole batch? [y/N] > ")  # stderr: stdout may be --json's lines
+    sys.stderr.flush()
     try:
-        answer = input("approve them once for the whole batch? [y/N] > ").strip().lower()
+        answer = input().strip().lower()
     except EOFError:
         answer = ""
     if answer not in ("y", "yes"):
@@ -347,7 +367,8 @@ def batch_cmd(
 ) -> None:
     """Run every goal of GOALS (JSONL) as its own Benjy run; a rerun skips what is DONE and resumes the rest.
 
-    Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them), 1 a run failed, 130 interrupted.
+    Exit codes: 0 every run DONE, 10 none failed but some are BLOCKED (answer them) or BUSY, 1 a run failed or
+    stopped short, 130 Ctrl+C, 143 SIGTERM.
     """
     import asyncio
     import contextlib
@@ -356,7 +377,7 @@ def batch_cmd(
     from vance_cli.cli.common import model_factory, require_text
     from vance_cli.errors import Interrupted, UsageError
     from vance_cli.ray_cluster import BATCH_ENGINES, ray_session
-    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, exit_code, read_goals, source_folder
+    from vance_cli.runtime.benjy_batch import BenjyBatch, Defaults, criteria_file, read_goals, source_folder
     from vance_cli.runtime.interrupt import stop_on_signals
     from vance_cli.terminal import emit_json, err, out
 
@@ -367,40 +388,39 @@ def batch_cmd(
         raise UsageError(f"unknown engine {engine!r}", hint="pass --engine local or --engine ray")
     if ray_address is not None and engine != "ray":
         raise UsageError("--ray-address is for --engine ray", hint="add --engine ray, or drop --ray-address")
-    if engine == "ray":  # before anything is made: no Ray, nothing started
-        from vance_cli.ray_cluster import import_ray
-
-        import_ray()
     service = _service(json_out)
     runtime = service.runtime
     cwd = runtime.scopes.cwd
-    crit = None
-    if criteria is not None:
-        crit = (Path(criteria).expanduser() if Path(criteria).expanduser().is_absolute() else cwd / criteria).resolve()
-        if not crit.is_file():
-            raise UsageError(f"criteria file {crit} does not exist", hint="check the --criteria path")
-    defaults = Defaults(check=check, source=source_folder(workspace, cwd) if workspace else None, recipe=recipe,
-                        criteria=crit, allow_exec=allow_exec, model=model)
+    defaults = Defaults(check=check, source=source_folder(workspace, runtime) if workspace else None, recipe=recipe,
+                        criteria=criteria_file(criteria, runtime) if criteria is not None else None,
+                        allow_exec=allow_exec, model=model)
     path = (cwd / Path(goals).expanduser()).resolve()
-    batch = BenjyBatch(runtime, path, read_goals(path, defaults), model_factory=model_factory,
+    batch = BenjyBatch(runtime, path, read_goals(path, defaults, runtime), model_factory=model_factory,
                        on_event=lambda e: _batch_event(e, json_out))
+    if engine == "ray":  # after the goals file's own errors, before anything is made: no Ray, nothing started
+        from vance_cli.ray_cluster import import_ray
+
+        import_ray()
     with batch.locked(), contextlib.ExitStack() as stack:
         plan = batch.plan()
-        approved_by = _approve_batch(plan, yes, goals) if plan.create else None
+        if plan.create and not yes and not _can_ask():
+            _approve_batch(plan, yes, goals)  # shows what --yes would approve and refuses: nothing joined or made
         try:
-            # connected before any run is made (a cluster out of reach leaves nothing behind)
+            # Ray joined before the approval and before any run is made (a cluster out of reach
+            # fails in seconds, leaves nothing behind and is not asked about)
             ray = stack.enter_context(ray_session(ray_address)) if engine == "ray" else None
+            approved_by = _approve_batch(plan, yes, goals) if plan.create else None
             rows = asyncio.run(stop_on_signals(batch.run(plan, approved_by=approved_by, jobs=jobs, ray=ray)))
         except (Interrupted, KeyboardInterrupt) as exc:
             rows = [batch.rows[g.id] for g in batch.goals if g.id in batch.rows]
             if not json_out and rows:
                 for line in _batch_table(rows):
                     out(line)
-            err(f"interrupted; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
-            if isinstance(exc, KeyboardInterrupt):
-                raise SystemExit(EXIT_INTERRUPTED) from None
-            raise
-    code = exit_code(rows)
+            # Ctrl+C 130, SIGTERM 143, SIGHUP 129 (128 + the signal, as every vance command)
+            by = f" by {exc.signame}" if isinstance(exc, Interrupted) else ""
+            err(f"interrupted{by}; every run is saved. Continue the batch with the same command: vance benjy batch {goals} ...")
+            raise SystemExit(exc.exit_code if isinstance(exc, Interrupted) else EXIT_INTERRUPTED) from None
+    code = _batch_exit(rows)
     if json_out:
         emit_json({"type": "batch_finished", "runs": [r.to_dict() for r in rows], "exit_code": code})
     else:

@@ -3,20 +3,21 @@
 Each line of GOALS.jsonl is one run: ``{"id": "slug", "goal": "...", "check": "...",
 "workspace": "src/", "recipe": "...", "criteria": "...", "allowExec": true, "model": "..."}``;
 only ``goal`` is needed (``id`` defaults to the line number; the others to the command's flags;
-a relative ``workspace`` or ``criteria`` is read from the goals file's folder).
+a relative ``workspace``, ``criteria`` or recipe file is read from the goals file's folder).
 
 Every run is an ordinary Benjy run (``BenjyService.start`` and ``.run``, as `vance benjy run`):
 one process file, resumable, answered with `vance benjy answer ID`, shown by `ps`. What the batch
 adds:
 
-- **A workspace per run**, made in the batch folder (``<state>/batches/<goals>-<hash>/runs/<id>``)
+- **A workspace per run**, made in the batch folder (``$VANCE_HOME/batches/<goals>-<hash>/runs/<id>``, also in a project)
   from the run's source folder: a git worktree of the source's HEAD when the source is in a git
   repository (detached, no branch; the repository's own files are never touched, and git lists
   the worktree in ``git worktree list``), else a copy of the folder; no source: an empty folder.
-- **The batch state** (``batch.json`` in the batch folder, written atomically): goal id -> the
-  run's process id and workspace. The id is written before the workspace is made and the workspace
-  before the process file, so a kill at any point leaves a rerun that makes what is missing and
-  never a second run for one goal. A rerun skips DONE runs and drives every other one from its file.
+- **The batch state** (``batch.json`` in the batch folder, written atomically, once): goal id ->
+  the run's process id (and what the goal was). Every id is written before anything is made; a
+  run's workspace and then its process file are made when its turn comes (``jobs`` at a time), so
+  a kill at any point leaves a rerun that makes what is missing and never a second run for one
+  goal. A rerun skips DONE runs and drives every other one from its file.
 - **Approval once**: the runs are created with the approval the person gave for the whole batch
   (``approved_by``, recorded per run as `vance benjy run` does: its check and its workers' tools).
 - **Engines**: ``local`` drives the runs in this process, ``jobs`` at a time (asyncio tasks, each
@@ -37,28 +38,32 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from vance_cli.config.recipes import looks_like_path
 from vance_cli.config.scopes import Scopes
 from vance_cli.crashpoints import crashpoint
 from vance_cli.errors import ProcessLocked, StoreError, UsageError, VanceError
-from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService
+from vance_cli.runtime.benjy_service import DEFAULT_RECIPE, BenjyService, StartedRun, existing_path
 from vance_cli.runtime.runner import ModelFactory, Runtime
 from vance_cli.store.atomic import atomic_write_json
 from vance_cli.store.process import Process, Status, new_process_id
 from vance_cli.text import did_you_mean
+from vance_cli.tools.paths import secret_near, secret_paths_of
 
-DONE, BLOCKED, FAILED, STOPPED = "DONE", "BLOCKED", "FAILED", "STOPPED"
+DONE, BLOCKED, FAILED, STOPPED, BUSY = "DONE", "BLOCKED", "FAILED", "STOPPED", "BUSY"
 GOAL_KEYS = ("id", "goal", "check", "workspace", "recipe", "criteria", "allowExec", "model")
 _ALIASES = {"allow_exec": "allowExec"}
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 STATE_FILE = "batch.json"
-STATE_VERSION = 1
-MAX_JOBS = 64
+STATE_VERSION = 1  # batch.json's; a newer one is refused (``_load_state``)
+LINE_PATHS = "point it at an existing one (a line's relative paths are read from the goals file's folder)"
+SHOWN_IDS = 8  # goal ids named per group in the approval
 GIT_TIMEOUT = 120  # seconds for one git command (a worktree of a large repository takes a while)
 
 Event = Callable[[dict[str, Any]], None]
@@ -95,11 +100,139 @@ class Goal:
     criteria: Path | None
     allow_exec: bool
     model: str | None
+    # what the run will do, resolved from its recipe when the file is read (shown in the approval)
+    choices: RunChoices | None = field(default=None, compare=False)
+    # the git work tree the run's worktree is made from (``git_top``), None: a copy of ``source``
+    worktree_of: Worktree | None = field(default=None, compare=False)
 
     def digest(self) -> str:
         """What the run was created from; a rerun refuses a goal that changed under the same id."""
-        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id")}
+        fields = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(self).items() if k not in ("line", "id", "choices", "worktree_of")}
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A source's git work tree, looked at once for the whole batch when the goals file is read."""
+
+    top: Path  # the work tree's top: each run gets a worktree of its last commit
+    commit: str  # that commit, short
+    dirty: bool  # uncommitted changes or untracked files (not in the worktrees)
+
+    def warning(self) -> str | None:
+        if not self.dirty:
+            return None
+        return (f"{self.top} has uncommitted changes or untracked files; the runs' worktrees start at its last "
+                f"commit ({self.commit}) without them (commit them first to include them)")
+
+
+@dataclass(frozen=True)
+class RunChoices:
+    """Everything a goal's line chooses for its run, resolved: the batch's approval shows it all."""
+
+    recipe: str  # its name and the file it is read from
+    check: str | None  # the command that runs after every item (the goal's or its recipe's); None: no check
+    check_from: str  # where it comes from: the line or --check, or the recipe
+    criteria: tuple[str, ...]  # the files the run reads as acceptance criteria (sent to the model)
+    model: str  # "model" or "model (every call)"
+    tools: tuple[str, ...]  # the workers' tools
+
+
+class Chooser:
+    """Resolves what each goal chooses (``RunChoices``), once per distinct recipe and flags.
+
+    A recipe that is not there or not Benjy's, a model that does not resolve, a criteria file
+    among the credential paths (``tools.paths.secret_paths_of``: $VANCE_HOME, ~/.ssh, ...): a
+    VanceError, which ``read_goals`` reports with the line.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.service = BenjyService(runtime)
+        self.secrets = secret_paths_of(runtime.scopes.user)
+        self._seen: dict[tuple[Any, ...], RunChoices] = {}
+        self._worktrees: dict[Path | None, Worktree | None] = {None: None}
+
+    def worktree_of(self, source: Path | None) -> Worktree | None:
+        """``source``'s git work tree (``git_top``, its commit, whether it is dirty), asked once per
+        source folder (and per repository) before anything is made; None: the runs get a copy."""
+        if source not in self._worktrees:
+            top = git_top(source) if source is not None else None
+            if top is not None and top not in self._worktrees:
+                head = _git(["rev-parse", "--short", "HEAD"], top)
+                status = _git(["status", "--porcelain"], top)
+                self._worktrees[top] = Worktree(
+                    top, head.stdout.strip() if head is not None and head.returncode == 0 else "HEAD",
+                    bool(status is not None and status.stdout.strip()),
+                )
+            self._worktrees[source] = self._worktrees[top] if top is not None else None
+        return self._worktrees[source]
+
+    def __call__(self, goal: Goal) -> RunChoices:
+        key = (goal.recipe, goal.check, goal.criteria, goal.allow_exec, goal.model)
+        if key not in self._seen:
+            self._seen[key] = self._choose(goal)
+        return self._seen[key]
+
+    def refuse_secret(self, path: Path, what: str) -> None:
+        secret = secret_near(path, self.secrets)
+        if secret is not None:
+            raise UsageError(f"{what} {path} is in {secret}, which holds credentials (the tools never read it)",
+                             hint="point it at a file of acceptance criteria outside $VANCE_HOME, ~/.ssh, ~/.aws and the like")
+
+    def refuse_source(self, folder: Path | None, what: str) -> None:
+        """A source folder whose copy would take credentials into a workspace: your home folder,
+        /, $VANCE_HOME, or one that is, holds or lies in a credential path (the tools hide those
+        paths, but not their copies in a workspace)."""
+        if folder is None:
+            return
+        home = os.environ.get("HOME")
+        secret = secret_near(folder, self.secrets, holding=True)
+        if folder == Path(folder.anchor):
+            why = "is the root folder"
+        elif home and folder == Path(home).resolve():
+            why = "is your home folder"
+        elif secret is None:
+            return
+        elif folder == secret or folder.is_relative_to(secret):
+            why = f"is in {secret}, which holds credentials"
+        else:
+            why = f"holds {secret}, where credentials are kept"
+        raise UsageError(f"{what} {folder} {why}: each run would work in a copy of it",
+                         hint="point it at the project's own folder (not $HOME, /, $VANCE_HOME or a folder holding ~/.ssh, ~/.aws and the like)")
+
+    def _choose(self, goal: Goal) -> RunChoices:
+        from vance_cli.config.recipes import Recipe
+        from vance_cli.engines.benjy.config import run_config
+        from vance_cli.engines.benjy.engine import doer_snapshot
+
+        if goal.criteria is not None:
+            self.refuse_secret(goal.criteria, "criteria file")
+        setup = self.service.setup(goal.recipe, criteria=goal.criteria, model=goal.model)
+        cfg, snapshots = run_config(setup.params, setup.refs, check=goal.check, allow_exec=goal.allow_exec)
+        criteria: list[str] = []
+        for source in setup.params.criteriaSources:  # the recipe's: relative ones are read in the workspace
+            ref = Path(source.ref)  # as the engine reads it (engines/benjy/config.resolve_criteria)
+            if ref.is_absolute():
+                self.refuse_secret(ref.resolve(), f"the recipe {setup.recipe.name!r} names the criteria source")
+                criteria.append(str(ref))
+            else:
+                criteria.append(f"<workspace>/{source.ref}")
+        criteria += setup.criteria_files
+        tools: list[str] = []
+        for stage in (setup.params.doRecipe, cfg.stages.get("escalation")):  # the recipes its workers run
+            if stage and stage in snapshots:
+                for tool in Recipe.model_validate(doer_snapshot(snapshots[stage], cfg)).tool_names():
+                    if tool not in tools:
+                        tools.append(tool)
+        where = setup.recipe.path or setup.recipe.origin
+        return RunChoices(
+            recipe=setup.recipe.name + (f" ({where})" if where else ""),
+            check=cfg.checkCommand,
+            check_from="given: the line's or --check" if goal.check is not None else "the recipe's",
+            criteria=tuple(criteria),
+            model=setup.model + (" (every call)" if goal.model else " (and each stage recipe's own)"),
+            tools=tuple(tools),
+        )
 
 
 def _bad(path: Path, line: int, what: str, hint: str | None = None) -> UsageError:
@@ -118,26 +251,19 @@ def _text_field(path: Path, n: int, row: dict[str, Any], key: str) -> str | None
     return value
 
 
-def _folder(base: Path, text: str, what: str, path: Path, n: int | None) -> Path:
-    folder = Path(text).expanduser()
-    folder = (folder if folder.is_absolute() else base / folder).resolve()
-    if not folder.is_dir():
-        message = f"{what} {folder} is not an existing folder"
-        if n is None:
-            raise UsageError(message, hint="pass an existing folder (its copy or worktree is each run's workspace)")
-        raise _bad(path, n, message, hint="point it at an existing folder (relative paths are read from the goals file's folder)")
-    return folder
-
-
-def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
-    """Every goal of ``path``, checked before anything is made (a UsageError naming the line)."""
-    if not path.is_file():
-        raise UsageError(f"goals file {path} does not exist", hint="pass a JSONL file: one {\"goal\": ...} object per line")
+def read_goals(path: Path, defaults: Defaults, runtime: Runtime) -> list[Goal]:
+    """Every goal of ``path``, checked before anything is made (a UsageError naming the line):
+    each goal's recipe, model and criteria are resolved into its ``choices``."""
+    choose = Chooser(runtime)
+    if not path.is_file():  # a FIFO or a device is not opened: reading it would wait or never end
+        what = "is not a regular file" if path.exists() else "does not exist"
+        raise UsageError(f"goals file {path} {what}", hint="pass a JSONL file: one {\"goal\": ...} object per line")
     base = path.parent
     goals: list[Goal] = []
     seen: dict[str, int] = {}
+    folded: dict[str, str] = {}  # casefolded id -> the id
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open(encoding="utf-8-sig")  # a UTF-8 BOM (Notepad, PowerShell) is not part of line 1
     except OSError as exc:
         raise UsageError(f"cannot read goals file {path}: {exc.strerror or exc}", hint="check the path and its permissions") from None
     with handle:
@@ -149,6 +275,8 @@ def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
                     row = json.loads(raw)
                 except ValueError as exc:
                     raise _bad(path, n, f"not JSON ({getattr(exc, 'msg', exc)})") from None
+                except RecursionError:
+                    raise _bad(path, n, "not JSON (nested too deeply)") from None
                 if not isinstance(row, dict):
                     raise _bad(path, n, f"a JSON object is needed, not {type(row).__name__}")
                 row = {_ALIASES.get(k, k): v for k, v in row.items()}
@@ -166,31 +294,42 @@ def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
                                hint="an id is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
                 if ident in seen:
                     raise _bad(path, n, f"id {ident!r} is also on line {seen[ident]}", hint="give every goal its own id")
+                twin = folded.get(ident.casefold())
+                if twin is not None:  # its workspace folder would be the other's where names ignore case (macOS, Windows)
+                    raise _bad(path, n, f"id {ident!r} is also on line {seen[twin]} ({twin!r}): ids that differ only in case "
+                               "would share a workspace folder on some systems", hint="give every goal its own id")
                 seen[ident] = n
+                folded[ident.casefold()] = ident
                 allow = row.get("allowExec", defaults.allow_exec)
                 if not isinstance(allow, bool):
                     raise _bad(path, n, f'"allowExec" must be true or false, not {json.dumps(allow)[:60]}')
                 source_text = _text_field(path, n, row, "workspace")
                 criteria_text = _text_field(path, n, row, "criteria")
-                criteria = defaults.criteria
-                if criteria_text is not None:
-                    criteria = Path(criteria_text).expanduser()
-                    criteria = (criteria if criteria.is_absolute() else base / criteria).resolve()
-                    if not criteria.is_file():
-                        raise _bad(path, n, f"criteria file {criteria} does not exist")
-                goals.append(
-                    Goal(
+                recipe = _text_field(path, n, row, "recipe")
+                if recipe is not None and looks_like_path(recipe) and not Path(recipe).expanduser().is_absolute():
+                    recipe = str((base / recipe).resolve())  # as its workspace and criteria: from the goals file's folder
+                try:
+                    source = defaults.source
+                    if source_text is not None:
+                        source = existing_path(source_text, base, folder=True, what="workspace", hint=LINE_PATHS)
+                        choose.refuse_source(source, "workspace")
+                    criteria = defaults.criteria
+                    if criteria_text is not None:
+                        criteria = existing_path(criteria_text, base, folder=False, what="criteria file", hint=LINE_PATHS)
+                    item = Goal(
                         id=ident,
                         goal=goal,
                         line=n,
                         check=_text_field(path, n, row, "check") or defaults.check,
-                        source=_folder(base, source_text, "workspace", path, n) if source_text else defaults.source,
-                        recipe=_text_field(path, n, row, "recipe") or defaults.recipe,
+                        source=source,
+                        recipe=recipe or defaults.recipe,
                         criteria=criteria,
                         allow_exec=allow,
                         model=_text_field(path, n, row, "model") or defaults.model,
                     )
-                )
+                    goals.append(replace(item, choices=choose(item), worktree_of=choose.worktree_of(item.source)))
+                except VanceError as exc:
+                    raise _bad(path, n, exc.message, hint=exc.hint or "fix the line") from None
         except UnicodeDecodeError:
             raise UsageError(f"goals file {path} is not UTF-8 text", hint="save it as UTF-8 JSONL") from None
     if not goals:
@@ -198,9 +337,19 @@ def read_goals(path: Path, defaults: Defaults) -> list[Goal]:
     return goals
 
 
-def source_folder(text: str, cwd: Path) -> Path:
+def source_folder(text: str, runtime: Runtime) -> Path:
     """``--workspace``: the default source folder of every run, checked now."""
-    return _folder(cwd, text, "--workspace", cwd, None)
+    folder = existing_path(text, runtime.scopes.cwd, folder=True, what="--workspace",
+                           hint="pass an existing folder (its copy or worktree is each run's workspace)")
+    Chooser(runtime).refuse_source(folder, "--workspace")
+    return folder
+
+
+def criteria_file(text: str, runtime: Runtime) -> Path:
+    """``--criteria``: the default criteria file of every run, checked now (not a credential path)."""
+    path = existing_path(text, runtime.scopes.cwd, folder=False, what="criteria file", hint="check the --criteria path")
+    Chooser(runtime).refuse_secret(path, "--criteria")
+    return path
 
 
 # --------------------------------------------------------------------------- workspaces
@@ -211,9 +360,10 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
     if git is None:
         return None
     try:
-        # hooks off: making a worktree must run nothing but git itself
+        # making a worktree must run nothing but git itself: no hooks, no fsmonitor command (both
+        # can be set in the source's .git/config, which came with the repository)
         return subprocess.run(
-            [git, "-c", "core.hooksPath=/dev/null", "-C", str(cwd), *args],
+            [git, "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", str(cwd), *args],
             capture_output=True, text=True, timeout=GIT_TIMEOUT, stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -221,14 +371,28 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
 
 
 def git_top(source: Path) -> Path | None:
-    """The top of the git work tree ``source`` is in, when it has a commit to start from; else None."""
+    """The top of the git work tree whose last commit ``source``'s worktree is made from; None when
+    the run gets a copy of ``source``: not in git, no commit yet, or ``source`` not in that commit
+    (an untracked folder: its worktree would not have it)."""
     top = _git(["rev-parse", "--show-toplevel"], source)
     if top is None or top.returncode != 0 or not top.stdout.strip():
         return None
     head = _git(["rev-parse", "--verify", "--quiet", "HEAD"], source)
     if head is None or head.returncode != 0:
         return None  # no commit yet: a copy
-    return Path(top.stdout.strip()).resolve()
+    folder = Path(top.stdout.strip()).resolve()
+    rel = source.relative_to(folder).as_posix() if source != folder else ""
+    if rel:
+        tracked = _git(["cat-file", "-e", f"HEAD:{rel}"], folder)
+        if tracked is None or tracked.returncode != 0:
+            return None
+    return folder
+
+
+def partial_of(dest: Path) -> Path:
+    """Where a copy is made before it is renamed to ``dest``: a name no goal id can have (an id
+    starts with a letter or digit), so making one run's copy never removes another run's workspace."""
+    return dest.with_name(f".{dest.name}.partial")
 
 
 def _discard(dest: Path) -> None:
@@ -239,45 +403,82 @@ def _discard(dest: Path) -> None:
         gitdir = Path(text.partition("gitdir:")[2].strip())
         if gitdir.is_dir():  # <repo>/.git/worktrees/<name>
             _git(["worktree", "remove", "--force", str(dest)], gitdir.parent.parent.parent)
-    for leftover in (dest, dest.with_name(dest.name + ".partial")):
+    for leftover in (dest, partial_of(dest)):
         if leftover.exists() or leftover.is_symlink():
             shutil.rmtree(leftover, ignore_errors=True)
 
 
-def make_workspace(source: Path | None, dest: Path, *, skip: Path | None = None) -> tuple[Path, str, str | None]:
+def make_workspace(
+    source: Path | None, dest: Path, *, top: Path | None, skip: Path | None = None,
+    hidden: list[Path] | tuple[Path, ...] = (),
+) -> tuple[Path, str, str | None]:
     """Make the run's workspace at ``dest``: (its folder, "worktree" | "copy" | "folder", a warning or None).
 
-    ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it).
+    ``top``: ``git_top(source)``, as reading the goals file found it (None: a copy of ``source``).
+    A dirty work tree is said once for the batch (``Worktree.warning``), not here.
+
+    ``skip``: a folder inside ``source`` that is not copied (the state folder with the batch in it);
+    ``hidden``: the credential paths (``secret_paths_of``), never copied (the tools hide them, not
+    their copies; ``read_goals`` refuses a source that holds one, this is the second lock).
     """
     _discard(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if source is None:
         dest.mkdir()
         return dest, "folder", None
-    top = git_top(source)
+    fallback = None
     if top is not None:
-        made = _git(["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"], top)
+        add = ["worktree", "add", "--detach", "--quiet", str(dest), "HEAD"]
+        made = _git(add, top)
+        if made is not None and made.returncode != 0:
+            # a worktree whose folder was deleted is still registered ("missing but already
+            # registered"): git forgets such worktrees with prune, then the same path is free
+            _git(["worktree", "prune"], top)
+            made = _git(add, top)
         if made is not None and made.returncode == 0:
-            warning = None
-            status = _git(["status", "--porcelain"], top)
-            if status is not None and status.stdout.strip():
-                head = _git(["rev-parse", "--short", "HEAD"], top)
-                sha = head.stdout.strip() if head is not None else "HEAD"
-                warning = (f"{top} has uncommitted changes or untracked files; the runs' worktrees start at its "
-                           f"last commit ({sha}) without them (commit them first to include them)")
-            return dest / source.relative_to(top), "worktree", warning
-        _discard(dest)  # git could not make it: fall back to a copy
-    partial = dest.with_name(dest.name + ".partial")
+            return dest / source.relative_to(top), "worktree", None
+        _discard(dest)  # git could not make it: fall back to a copy, and say why
+        why = " ".join((made.stderr or made.stdout or f"exit {made.returncode}").split())[:300] if made is not None else "git did not run"
+        fallback = (f"git could not make a worktree of {top} at {dest} ({why}); the run works in a copy of {source} "
+                    "instead, with its uncommitted files and without .git")
+    partial = partial_of(dest)
     skip = skip.resolve() if skip is not None else None
 
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        if skip is None or Path(folder).resolve() != skip.parent:
-            return []
-        return [n for n in names if n == skip.name]
+    hide = {str(path) for path in hidden}
+    special: list[str] = []  # FIFOs, sockets, devices: copying one waits forever or fails
 
-    shutil.copytree(source, partial, symlinks=True, ignore=ignore)
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        # never git's own folder (its hooks and config run commands) nor a credential path
+        left_out = [n for n in names if n == ".git" or (hide and os.path.join(folder, n) in hide)]
+        for name in names:
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                continue
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                left_out.append(name)
+                special.append(os.path.relpath(os.path.join(folder, name), source))
+        if skip is None or Path(folder).resolve() != skip.parent:
+            return left_out
+        return [*left_out, *(n for n in names if n == skip.name)]
+
+    try:
+        shutil.copytree(source, partial, symlinks=True, ignore=ignore)
+    except shutil.Error as exc:  # files that could not be copied (unreadable, vanished): said plainly
+        problems = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+        first = problems[0] if problems and len(problems[0]) == 3 else None
+        where = f"{first[0]}: {first[2]}" if first else str(exc)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        shutil.rmtree(partial, ignore_errors=True)
+        raise VanceError(f"cannot copy {source} for the run: {where}{more}",
+                         hint="make the files readable, or point the goal at another folder") from None
     os.rename(partial, dest)  # whole or absent: a kill during the copy leaves only the .partial
-    return dest, "copy", None
+    if special:
+        note = (f"left out of the copy of {source}: {len(special)} file{'s' if len(special) != 1 else ''} that "
+                f"{'are' if len(special) != 1 else 'is'} not a regular file, folder or link ({', '.join(special[:3])}"
+                f"{', ...' if len(special) > 3 else ''})")
+        fallback = f"{fallback}; {note}" if fallback else note
+    return dest, "copy", fallback
 
 
 # --------------------------------------------------------------------------- results
@@ -289,7 +490,7 @@ class BatchRow:
 
     id: str
     process_id: str
-    status: str  # DONE | BLOCKED | FAILED | STOPPED (interrupted, resumable)
+    status: str  # DONE | BLOCKED | FAILED | STOPPED (interrupted, resumable) | BUSY (another vance drives it)
     attempts: int  # worker attempts over all its items
     tokens: int  # controller and worker tokens
     workspace: str
@@ -301,13 +502,16 @@ class BatchRow:
         return asdict(self)
 
 
-def row_of(gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> BatchRow:
+def row_of(gid: str, process: Process, *, error: str | None = None, busy: bool = False, skipped: bool = False) -> BatchRow:
+    """``busy``: another vance held the run, so it was not driven here (``error`` says which)."""
     from vance_cli.engines import pending_question
     from vance_cli.engines.benjy.state import load_state
 
     counters = load_state(process).counters
     status = {Status.DONE: DONE, Status.BLOCKED: BLOCKED, Status.FAILED: FAILED}.get(process.status)
-    if status is None:
+    if busy and status != DONE:
+        status = BUSY
+    elif status is None:
         status = FAILED if error else STOPPED
     return BatchRow(
         id=gid,
@@ -322,29 +526,41 @@ def row_of(gid: str, process: Process, *, error: str | None = None, skipped: boo
     )
 
 
-def exit_code(rows: list[BatchRow]) -> int:
-    """The README's table: 1 if any run FAILED; else 130 if one was stopped; else 10 if any is
-    BLOCKED (waiting for an answer: not a failure, but said); else 0."""
-    statuses = {r.status for r in rows}
-    for status, code in ((FAILED, 1), (STOPPED, 130), (BLOCKED, 10)):
-        if status in statuses:
-            return code
-    return 0
-
-
 # --------------------------------------------------------------------------- driving one run
 
 
-async def drive(service: BenjyService, pid: str) -> str | None:
-    """Drive the run ``pid`` until it ends, blocks or fails; the error's text when it could not."""
+def error_text(exc: BaseException) -> str:
+    """A run's error for its row: a VanceError's message; anything else (a bug) as "Type: message"."""
+    if isinstance(exc, VanceError):
+        return exc.message
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}".rstrip(": ")
+
+
+@dataclass(frozen=True)
+class Driven:
+    """How driving a run went: ``error`` (its text) when it could not be driven to its end."""
+
+    error: str | None = None
+    busy: bool = False  # another vance holds the run (`benjy answer` in another terminal): not driven here
+
+
+async def drive(service: BenjyService, pid: str) -> Driven:
+    """Drive the run ``pid`` until it ends, blocks or fails.
+
+    Any error, a bug too, ends only this run (its row FAILED); the batch's other runs go on, on
+    either engine (a Ray task runs this same function). A run another vance holds is BUSY.
+    """
     try:
         await service.run(pid)
-    except VanceError as exc:
-        return exc.message
-    return None
+    except ProcessLocked as exc:
+        return Driven(exc.message, busy=True)
+    except Exception as exc:  # noqa: BLE001 - one run's bug must not cancel the others
+        return Driven(error_text(exc))
+    return Driven()
 
 
-def ray_task(task: dict[str, Any]) -> str | None:
+def ray_task(task: dict[str, Any]) -> Driven:
     """One run as a Ray task (on a worker): the runtime rebuilt from what the driver sent."""
     from vance_cli.config.settings import Settings
     from vance_cli.ray_cluster import task_environ
@@ -362,32 +578,45 @@ def ray_task(task: dict[str, Any]) -> str | None:
 
 @dataclass
 class Plan:
-    goals: list[Goal]
     create: list[Goal]  # no process file yet: these need the batch's approval
-    folder: Path
 
-    @property
-    def checks(self) -> list[str]:
-        return sorted({g.check for g in self.create if g.check})
-
-    @property
-    def recipe_checks(self) -> bool:
-        """Some new run has no check of its own: its recipe's check command (if it has one) runs."""
-        return any(g.check is None for g in self.create)
-
-    @property
-    def tools(self) -> list[str]:
-        return ["file_write", *(["exec_run"] if any(g.allow_exec for g in self.create) else [])]
-
-    @property
-    def sources(self) -> list[str]:
-        return sorted({str(g.source) if g.source else "(an empty folder)" for g in self.create})
+    def summary(self) -> list[str]:
+        """What the approval covers, all of it: the new runs grouped by what their lines choose
+        (recipe, check, criteria files, model, source folder, the workers' tools)."""
+        groups: dict[tuple[Path | None, Worktree | None, RunChoices | None], list[str]] = {}
+        for goal in self.create:
+            groups.setdefault((goal.source, goal.worktree_of, goal.choices), []).append(goal.id)
+        lines: list[str] = []
+        for (source, top, choices), ids in groups.items():
+            shown = ", ".join(ids[:SHOWN_IDS]) + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
+            lines.append(f"  {shown} ({len(ids)} run{'s' if len(ids) != 1 else ''}):")
+            if source is None:
+                lines.append("    source    none (each run in an empty folder)")
+            elif top is not None:
+                dirty = "; uncommitted changes left out" if top.dirty else ""
+                lines.append(f"    source    {source} (each run in its own git worktree of {top.top}'s last commit, {top.commit}{dirty})")
+            else:
+                lines.append(f"    source    {source} (each run in its own copy of it)")
+            if choices is None:
+                continue
+            lines.append(f"    recipe    {choices.recipe}")
+            if choices.check:
+                lines.append(f"    check     {choices.check}   ({choices.check_from}; run in the workspace after every item)")
+            else:
+                lines.append("    check     none")
+            if choices.criteria:
+                lines.append(f"    criteria  {', '.join(choices.criteria)}   (read and sent to the model)")
+            lines.append(f"    model     {choices.model}")
+            lines.append(f"    tools     {', '.join(choices.tools)}   (the workers', in their workspace)")
+        return lines
 
 
 def batch_folder(scopes: Scopes, goals_path: Path) -> Path:
+    """The batch's own folder (its state, lock and the runs' workspaces), in the user state folder
+    ($VANCE_HOME) even in a project: never inside the person's repository, whose worktrees it holds."""
     key = hashlib.sha256(str(goals_path).encode()).hexdigest()[:8]
     stem = re.sub(r"[^A-Za-z0-9._-]", "_", goals_path.stem)[:40] or "goals"
-    return scopes.state_dir / "batches" / f"{stem}-{key}"
+    return scopes.user / "batches" / f"{stem}-{key}"
 
 
 @dataclass
@@ -406,6 +635,8 @@ class BenjyBatch:
         self.folder = batch_folder(self.runtime.scopes, self.goals_path)
         self.state_path = self.folder / STATE_FILE
         self.state = self._load_state()
+        self.secrets = secret_paths_of(self.runtime.scopes.user)  # never copied into a workspace
+        self.approved_by = ""  # who approved the new runs (``run``)
 
     # --- the state file ------------------------------------------------------------------------
 
@@ -420,6 +651,14 @@ class BenjyBatch:
         if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
             raise StoreError(f"the batch state {self.state_path} is not a batch state",
                              hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
+        version = data.get("version")
+        if version != STATE_VERSION:
+            raise StoreError(f"the batch state {self.state_path} is version {json.dumps(version)[:20]}; this vance reads version {STATE_VERSION}",
+                             hint="run the batch with the vance that made it, or move the file away to start afresh")
+        for gid, entry in data["runs"].items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("processId"), str):
+                raise StoreError(f"the batch state {self.state_path}: entry {gid!r} is not a run ({json.dumps(entry)[:60]})",
+                                 hint="move it away to start the batch afresh (its runs stay in `vance ps`)")
         return data
 
     def _save(self) -> None:
@@ -431,12 +670,14 @@ class BenjyBatch:
         from vance_cli.store.lock import describe_holder, process_lock, read_holder
 
         lock = self.folder / "batch.lock"
+        held = contextlib.ExitStack()
         try:
-            with process_lock(lock, f"batch {self.goals_path.name}"):
-                yield self
-        except ProcessLocked:
+            held.enter_context(process_lock(lock, f"batch {self.goals_path.name}"))
+        except ProcessLocked:  # only the batch's own lock: a run's, met inside, is said as it is
             raise ProcessLocked(f"the batch of {self.goals_path} is being run by {describe_holder(read_holder(lock))}",
                                 hint="wait for it to finish or stop it; its runs are in `vance ps`") from None
+        with held:
+            yield self
 
     # --- planning and creating -----------------------------------------------------------------
 
@@ -458,32 +699,38 @@ class BenjyBatch:
                     )
                 continue
             create.append(goal)
-        return Plan(self.goals, create, self.folder)
+        return Plan(create)
 
-    def _create(self, plan: Plan, approved_by: str) -> None:
+    def save_ids(self, plan: Plan) -> None:
+        """Every new goal's process id, in one write, before anything else is made: a kill later
+        never makes a second run for a goal. (A workspace and a process file are made when the
+        run's turn comes, ``create_run``; nothing in batch.json changes after this.)"""
         runs = self.state["runs"]
-        for goal in plan.create:  # every id first, in one write: a kill later never makes a second run
-            entry = runs.get(goal.id) or {}
-            runs[goal.id] = {"processId": entry.get("processId") or new_process_id(), "digest": goal.digest(), "ready": False}
+        for goal in plan.create:
+            entry = runs.get(goal.id)
+            pid = entry.get("processId") if isinstance(entry, dict) else None
+            runs[goal.id] = {"processId": pid or new_process_id(), "digest": goal.digest()}
         if plan.create:
             self._save()
         crashpoint("batch.ids_saved")
-        service = BenjyService(self.runtime)
-        for goal in plan.create:
-            entry = runs[goal.id]
-            workspace, kind, warning = make_workspace(goal.source, self.folder / "runs" / goal.id, skip=self.runtime.scopes.state_dir)
-            if warning:
-                self.on_event({"type": "warning", "text": warning})
-            entry.update(workspace=str(workspace), kind=kind, source=str(goal.source) if goal.source else None, ready=True)
-            self._save()
-            crashpoint("batch.workspace_ready")
-            with service.start(
-                goal.goal, recipe=goal.recipe, workspace=workspace, check=goal.check, criteria=goal.criteria,
-                allow_exec=goal.allow_exec, model=goal.model, process_id=entry["processId"], approved_by=approved_by,
-            ):
-                pass  # created; driven below, here or on a Ray worker
-            self.on_event({"type": "run_created", "id": goal.id, "process_id": entry["processId"],
-                           "workspace": str(workspace), "kind": kind})
+
+    async def create_run(self, goal: Goal, service: BenjyService, approved_by: str) -> StartedRun:
+        """Make the goal's workspace (git or a copy, in a thread: the event loop goes on driving the
+        other runs) and create its run on ``service``, approved by ``approved_by``; still locked."""
+        pid = self.state["runs"][goal.id]["processId"]
+        workspace, kind, warning = await asyncio.to_thread(
+            make_workspace, goal.source, self.folder / "runs" / goal.id, top=goal.worktree_of.top if goal.worktree_of else None,
+            skip=self.runtime.scopes.state_dir, hidden=self.secrets,
+        )
+        if warning:
+            self.on_event({"type": "warning", "text": warning})
+        crashpoint("batch.workspace_ready")
+        started = service.start(
+            goal.goal, recipe=goal.recipe, workspace=workspace, check=goal.check, criteria=goal.criteria,
+            allow_exec=goal.allow_exec, model=goal.model, process_id=pid, approved_by=approved_by,
+        )
+        self.on_event({"type": "run_created", "id": goal.id, "process_id": pid, "workspace": str(workspace), "kind": kind})
+        return started
 
     # --- running -------------------------------------------------------------------------------
 
@@ -509,7 +756,11 @@ class BenjyBatch:
         self.on_event({"type": "batch_started", "goals": str(self.goals_path), "runs": len(self.goals), "new": len(created),
                        "to_drive": len(self.goals) - len(done), "engine": "local" if ray is None else "ray", "jobs": jobs,
                        "folder": str(self.folder)})
-        self._create(plan, approved_by or "")
+        for text in dict.fromkeys(g.worktree_of.warning() for g in plan.create if g.worktree_of):  # once per repository
+            if text:
+                self.on_event({"type": "warning", "text": text})
+        self.save_ids(plan)
+        self.approved_by = approved_by or ""
         todo: list[tuple[Goal, str]] = []
         for goal in self.goals:
             if goal.id in done:
@@ -524,11 +775,19 @@ class BenjyBatch:
         finally:
             for goal, pid in todo:  # interrupted: what did not finish is STOPPED (or what its file says)
                 if goal.id not in self.rows:
-                    self._finish(goal.id, self.runtime.store.load(pid))
+                    self._finish(goal.id, pid)
         return [self.rows[g.id] for g in self.goals]
 
-    def _finish(self, gid: str, process: Process, *, error: str | None = None, skipped: bool = False) -> None:
-        row = row_of(gid, process, error=error, skipped=skipped)
+    def _finish(self, gid: str, process: Process | str, *, error: str | None = None, busy: bool = False,
+                skipped: bool = False) -> None:
+        """``process``: the run, or its id (loaded here; a file that cannot be read is a FAILED row)."""
+        try:
+            if isinstance(process, str):
+                process = self.runtime.store.load(process)
+            row = row_of(gid, process, error=error, busy=busy, skipped=skipped)
+        except Exception as exc:  # noqa: BLE001 - the summary still gets its row
+            pid = process if isinstance(process, str) else process.id
+            row = BatchRow(gid, pid, FAILED, 0, 0, "", reason=error or error_text(exc))
         self.rows[gid] = row
         self.on_event({"type": "run_finished", **row.to_dict()})
 
@@ -537,12 +796,22 @@ class BenjyBatch:
 
         async def one(goal: Goal, pid: str) -> None:
             async with gate:
-                runtime = Runtime(self.runtime.scopes, self.runtime.settings, model_factory=self.model_factory)
-                if goal.id in created:
-                    runtime.adopt(pid)
+                service = BenjyService(Runtime(self.runtime.scopes, self.runtime.settings, model_factory=self.model_factory))
+                started = None
+                try:
+                    if goal.id in created:  # made on the runtime that drives it, driven under the same lock
+                        started = await self.create_run(goal, service, self.approved_by)
+                except Exception as exc:  # noqa: BLE001 - a workspace that cannot be made fails this run only
+                    await service.runtime.aclose()
+                    self._finish(goal.id, pid, error=error_text(exc))
+                    return
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
-                error = await drive(BenjyService(runtime), pid)
-                self._finish(goal.id, self.runtime.store.load(pid), error=error)
+                try:
+                    driven = await drive(service, pid)
+                finally:
+                    if started is not None:
+                        started.release()
+                self._finish(goal.id, pid, error=driven.error, busy=driven.busy)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:
@@ -559,19 +828,25 @@ class BenjyBatch:
 
         async def one(goal: Goal, pid: str) -> None:
             async with gate:
+                if goal.id in created:  # made here, driven by the task (released for it)
+                    try:
+                        (await self.create_run(goal, BenjyService(self.runtime), self.approved_by)).release()
+                    except Exception as exc:  # noqa: BLE001 - a workspace that cannot be made fails this run only
+                        self._finish(goal.id, pid, error=error_text(exc))
+                        return
                 task = {"pid": pid, "scopes": self.runtime.scopes, "env": env, "adopt": goal.id in created,
                         "model_factory": self.model_factory}
                 ref = remote.remote(task)
                 self.on_event({"type": "run_started", "id": goal.id, "process_id": pid})
                 try:
-                    error = await asyncio.wrap_future(ref.future())
+                    driven = await asyncio.wrap_future(ref.future())
                 except asyncio.CancelledError:
                     ray.cancel(ref)  # the task stops where it is; its run is saved and resumable
                     raise
-                except ray.exceptions.RayError as exc:
-                    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                    error = f"the Ray task failed: {type(exc).__name__}: {first}"
-                self._finish(goal.id, self.runtime.store.load(pid), error=error)
+                except ray.exceptions.RayError as exc:  # the task itself failed (drive() keeps a run's errors)
+                    cause = getattr(exc, "cause", None)  # RayTaskError: what the task raised
+                    driven = Driven(f"the Ray task failed: {error_text(cause if isinstance(cause, BaseException) else exc)}")
+                self._finish(goal.id, pid, error=driven.error, busy=driven.busy)
 
         async with asyncio.TaskGroup() as group:
             for goal, pid in todo:

@@ -19,13 +19,16 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vance_cli.errors import UsageError
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler
 from vance_cli.store.files import ProcessStore
 from vance_cli.store.process import InboxItem, Process, Status
+
+if TYPE_CHECKING:
+    from vance_cli.config.recipes import Recipe
 
 DEFAULT_RECIPE = "benjy-coding"
 
@@ -89,6 +92,17 @@ class RunResult:
         return out
 
 
+@dataclass(frozen=True)
+class RunSetup:
+    """A run's recipe and what it names, checked (``BenjyService.setup``), before anything is written."""
+
+    recipe: Recipe
+    params: Any  # engines.benjy.config.BenjyParams
+    refs: dict[str, Recipe]  # every recipe the params name, by name
+    criteria_files: list[str]  # the --criteria file, resolved
+    model: str  # the run's model, resolved
+
+
 @dataclass
 class StartedRun:
     """A run ``start`` created, still locked until ``run`` drives it (or the block ends)."""
@@ -131,11 +145,8 @@ class BenjyService:
         if workspace is not None and target is not None:
             raise UsageError("--workspace and --target exclude each other", hint="pass one of them")
         if workspace is not None:
-            path = Path(workspace).expanduser()
-            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
-            if not path.is_dir():
-                raise UsageError(f"workspace {path} is not an existing folder", hint="create it first, or pass --target NAME for a named workspace")
-            return path, False
+            return existing_path(workspace, self.runtime.scopes.cwd, folder=True, what="workspace",
+                                 hint="create it first, or pass --target NAME for a named workspace"), False
         name = target or recipe_target
         if name:
             if not name.replace("-", "").replace("_", "").replace(".", "").isalnum() or name.startswith("."):
@@ -162,6 +173,23 @@ class BenjyService:
             raise UsageError(f"the workspace folder {path} leads to {real}", hint="pass --workspace PATH for a folder you chose")
         return real
 
+    def setup(self, recipe: str, *, criteria: str | Path | None = None, model: str | None = None) -> RunSetup:
+        """What ``start`` checks before it writes anything: the recipe (a Benjy recipe, and every
+        recipe it names), the criteria file, the model. `vance benjy batch` checks each goal with it."""
+        from vance_cli.config.recipes import load_recipe
+        from vance_cli.engines.benjy.config import resolve
+
+        loaded = load_recipe(recipe, self.runtime.scopes)
+        if loaded.engine != "benjy":
+            raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
+                             hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
+        params, refs = resolve(loaded, self.runtime.scopes)
+        criteria_files: list[str] = []
+        if criteria is not None:
+            criteria_files.append(str(existing_path(criteria, self.runtime.scopes.cwd, folder=False, what="criteria file",
+                                                    hint="check the --criteria path")))
+        return RunSetup(loaded, params, refs, criteria_files, self.runtime.model_of(loaded, model))
+
     def start(
         self,
         goal: str,
@@ -185,34 +213,23 @@ class BenjyService:
         StoreError if that file exists). ``approved_by`` names who started it (and so approved its
         check and its workers' tools).
         """
-        from vance_cli.config.recipes import load_recipe
-        from vance_cli.engines.benjy.config import resolve, resolve_criteria, run_config
+        from vance_cli.engines.benjy.config import resolve_criteria, run_config
         from vance_cli.engines.benjy.state import OPTIONS_KEY, RECIPES_KEY, STATE_KEY, BenjyState
         from vance_cli.tools.approval import grant_run
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
-        loaded = load_recipe(recipe, self.runtime.scopes)
-        if loaded.engine != "benjy":
-            raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
-                             hint="pick a Benjy recipe: benjy-coding, benjy-research or benjy-batch")
-        params, refs = resolve(loaded, self.runtime.scopes)  # fail fast, before any file is written
-        criteria_files: list[str] = []
-        if criteria is not None:
-            path = Path(criteria).expanduser()
-            path = (path if path.is_absolute() else self.runtime.scopes.cwd / path).resolve()
-            if not path.is_file():
-                raise UsageError(f"criteria file {path} does not exist", hint="check the --criteria path")
-            criteria_files.append(str(path))
-        ws, temporary = self.resolve_workspace(workspace, target, params.workTarget.targetName)
-        options = {"check": check, "allowExec": allow_exec, "criteriaFiles": criteria_files, "model": model}
+        setup = self.setup(recipe, criteria=criteria, model=model)  # fail fast, before any file is written
+        ws, temporary = self.resolve_workspace(workspace, target, setup.params.workTarget.targetName)
+        options = {"check": check, "allowExec": allow_exec, "criteriaFiles": setup.criteria_files, "model": model}
         if temporary:  # disposed of when the run is DONE (spec §7), unless asked to keep it
             options.update(temporaryWorkspace=True, keepWorkspace=keep_workspace)
         # what the run's first loop entry would resolve (engines/benjy/engine.py: _first_entry)
         cfg, snapshots = run_config(
-            params, refs, check=check, allow_exec=allow_exec, criteria_files=resolve_criteria(loaded, options, ws)
+            setup.params, setup.refs, check=check, allow_exec=allow_exec,
+            criteria_files=resolve_criteria(setup.recipe, options, ws),
         )
-        process = self.runtime.process_of(loaded, model=model, workspace=ws)
+        process = self.runtime.process_of(setup.recipe, model=model, workspace=ws)
         if process_id is not None:
             process.id = process_id
         process.engine_params[OPTIONS_KEY] = options
@@ -327,6 +344,17 @@ class BenjyService:
 
 
 TEMP_PREFIX = "vance-benjy-"
+
+
+def existing_path(text: str | Path, base: Path, *, folder: bool, what: str, hint: str) -> Path:
+    """``text`` (``~`` expanded; relative: to ``base``) resolved, when it is an existing folder
+    (``folder``) or file; else a UsageError ("``what`` PATH ..."). The one resolver of a run's
+    workspace and criteria paths, for `vance benjy run` and each line of `vance benjy batch`."""
+    path = Path(text).expanduser()
+    path = (path if path.is_absolute() else base / path).resolve()
+    if not (path.is_dir() if folder else path.is_file()):
+        raise UsageError(f"{what} {path} {'is not an existing folder' if folder else 'does not exist'}", hint=hint)
+    return path
 
 
 def temporary_workspace(process: Process) -> Path | None:

@@ -124,8 +124,7 @@ class Runtime:
         title: str | None = None,
     ) -> Process:
         """A new process of ``recipe``, not yet on disk; a bad model string fails here."""
-        resolved = self.settings.resolve_model(model or recipe.model)
-        self.model(resolved)  # a bad model string fails here, before a process file exists
+        resolved = self.model_of(recipe, model)
         return Process(
             engine=recipe.engine,
             recipe=recipe.model_dump(mode="json"),
@@ -135,6 +134,13 @@ class Runtime:
             title=title,
             workspace=str((workspace or self.scopes.cwd).resolve()),
         )
+
+    def model_of(self, recipe: Recipe, model: str | None = None) -> str:
+        """The model a process of ``recipe`` (``model``: an override) calls; a bad model string
+        fails here, before a process file exists."""
+        resolved = self.settings.resolve_model(model or recipe.model)
+        self.model(resolved)
+        return resolved
 
     def create(self, process: Process) -> None:
         """Write the new process's file (StoreError if its id exists); this invocation made it."""

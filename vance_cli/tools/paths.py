@@ -245,11 +245,22 @@ HIDDEN_HOME_PATHS = (
 def secret_paths(ctx: ToolContext) -> list[Path]:
     """$VANCE_HOME, the project scope's config.toml (it may hold ``[model] api_key`` as the user
     scope's does) and the credential paths under $HOME (resolved; they may not exist)."""
+    project = ctx.settings.scopes.project if ctx.settings is not None else None
+    return secret_paths_of(
+        Path(ctx.settings.scopes.user) if ctx.settings is not None else None,
+        Path(project) / "config.toml" if project is not None else None,
+    )
+
+
+def secret_paths_of(user: Path | None, project_config: Path | None = None) -> list[Path]:
+    """``secret_paths`` outside a tool: ``user`` (the user scope, else $VANCE_HOME), a project's
+    config.toml, and the credential paths under $HOME. `vance benjy batch` refuses a source folder
+    or a criteria file among them, as the tools do."""
     paths: list[Path] = []
-    if ctx.settings is not None:
-        paths.append(Path(ctx.settings.scopes.user))
-        if ctx.settings.scopes.project is not None:
-            paths.append(Path(ctx.settings.scopes.project) / "config.toml")
+    if project_config is not None:
+        paths.append(project_config)
+    if user is not None:
+        paths.append(user)
     elif os.environ.get("VANCE_HOME"):
         paths.append(Path(os.environ["VANCE_HOME"]).expanduser())
     home = os.environ.get("HOME")
@@ -306,6 +317,15 @@ def is_hidden(root: Path, target: Path, secrets: list[Path]) -> bool:
         if target == secret or target.is_relative_to(secret):
             return True
     return False
+
+
+def secret_near(path: Path, secrets: list[Path], *, holding: bool = False) -> Path | None:
+    """The secret path (``secret_paths``) that ``path`` (resolved) is or lies in; with ``holding``
+    also one that lies in ``path`` (a folder whose copy would take it along)."""
+    for secret in secrets:
+        if path == secret or path.is_relative_to(secret) or (holding and secret.is_relative_to(path)):
+            return secret
+    return None
 
 
 def display_path(root: Path, path: Path) -> str:
