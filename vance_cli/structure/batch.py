@@ -49,6 +49,7 @@ InputKind = Literal["jsonl", "csv", "folder"]
 DEFAULT_FIELD = "prompt"
 MAX_RECORD_BYTES = 1 << 20  # one record's text: 1 MiB (a JSONL line, a CSV field, a file)
 STATUSES = ("ok", "need-more-input", "stale", "refused", "error")
+STOP_HINT = "fix the model or the server, then run the same command again: the records done so far are kept"
 
 
 class BadInput(VanceError):
@@ -579,7 +580,7 @@ class Streak:
             if self.failed >= self.limit:
                 raise BatchStopped(
                     f"stopped: the last {self.failed} records failed in the model call; last error: {line['errors'][0]}",
-                    hint="fix the model or the server, then run the same command again: the records done so far are kept",
+                    hint=STOP_HINT,
                 )
         elif line["status"] != "error":
             self.failed = 0
