@@ -147,14 +147,19 @@ def test_csv_without_id_numbers_the_rows(served, tmp_path):
     assert {k: v["data"]["title"] for k, v in out.items()} == {"1": "alpha", "2": "beta"}
 
 
-def test_a_folder_of_text_files(served, tmp_path):
-    folder = tmp_path / "tickets"
+def tickets_folder(folder: Path) -> Path:
+    """A folder IN: two good files (one in a sub-folder), an empty one, one not UTF-8, a hidden one."""
     (folder / "sub").mkdir(parents=True)
     (folder / "a.txt").write_text("printer on fire")
     (folder / "sub" / "b.md").write_text("coffee machine empty")
     (folder / "empty.txt").write_text("  \n")
     (folder / "latin.txt").write_bytes(b"caf\xe9")
     (folder / ".hidden").write_text("never read")
+    return folder
+
+
+def test_a_folder_of_text_files(served, tmp_path):
+    folder = tickets_folder(tmp_path / "tickets")
     result = batch(tmp_path, folder, "--json")
     assert result.returncode == 6
     out = by_id(tmp_path / "tickets.out.jsonl")

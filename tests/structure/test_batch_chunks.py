@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.structure.test_batch import tickets_folder
 from vance_cli.store.jsonl import IdSet
 from vance_cli.structure.batch import MAX_RECORD_BYTES, plan_chunks, read_chunk, read_records
 
@@ -58,12 +59,7 @@ def _csv(path: Path) -> Path:
 
 
 def _folder(path: Path) -> Path:
-    (path / "sub").mkdir(parents=True)
-    (path / "a.txt").write_text("printer on fire")
-    (path / "sub" / "b.md").write_text("coffee machine empty")
-    (path / "empty.txt").write_text("  \n")
-    (path / "latin.txt").write_bytes(b"caf\xe9")
-    (path / ".hidden").write_text("never read")
+    tickets_folder(path)
     for i in range(9):
         (path / f"n{i}.txt").write_text(f"note {i}")
     return path

@@ -7,6 +7,8 @@ own processes) that reach the fake server over HTTP with the test's VANCE_* vari
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -112,3 +114,49 @@ def test_a_worker_killed_mid_batch_loses_and_duplicates_no_record(ray_instance, 
     assert rows(out_path)["r9"]["data"]["title"] == "SLOW one"
     assert not (tmp_path / "out.parquet.partial.jsonl").exists()
     assert sent(served).count("SLOW one") == 2  # asked again by the worker that took the chunk up
+
+
+def test_a_worker_structures_its_chunk_and_says_when_the_model_keeps_failing(served, tmp_path, vance_home):
+    """The worker class alone, in this process (no Ray): one client for all its chunks, the OUT
+    lines of a chunk, and a last row saying the batch stopped when 8 records in a row failed."""
+    import pyarrow
+
+    from vance_cli.cli.common import structure_service
+    from vance_cli.config.context import load_context
+    from vance_cli.structure.batch import Record, prepare_batch
+    from vance_cli.structure.batch_ray import RECORD, StructureWorker, record_of, record_text
+    from vance_cli.structure.service import StructureRequest
+    from tests.structure.test_batch import SCHEMA
+
+    (vance_home / "config.toml").write_text("[model.retries]\nattempts = 1\n")
+    _, settings = load_context()
+    made = []
+
+    def make_service():
+        made.append(1)
+        return structure_service(settings)
+
+    request = StructureRequest(prompt="", schema=SCHEMA, schemaMode="json", maxLoops=1)
+    plan = asyncio.run(prepare_batch(structure_service(settings), request))
+    asyncio.run(plan.model.aclose())
+    worker = StructureWorker(make_service, dataclasses.replace(plan, model=None), {}, 1)  # one in flight: a fixed order
+
+    def chunk(records):
+        table = worker(pyarrow.table({RECORD: [record_text(r) for r in records]}))
+        return [None if t is None else json.loads(t) for t in table.column("line").to_pylist()], table.column("stop").to_pylist()
+
+    try:
+        lines, stops = chunk([Record("a", prompt="one"), Record("b", error="the prompt is empty"), Record("c", prompt="x\ud800")])
+        assert [(line["id"], line["status"]) for line in lines] == [("a", "ok"), ("b", "error"), ("c", "ok")]
+        assert stops == [None] * 3 and lines[1]["errors"] == ["the prompt is empty"]
+        lone = Record("\udcff", prompt="x\ud800", where="line 3")
+        assert record_of(pyarrow.array([record_text(lone)]).to_pylist()[0]) == lone  # through Arrow unchanged
+        served.responder = None
+        for _ in range(8):
+            served.enqueue_error(500)
+        lines, stops = chunk([Record(f"f{i}", prompt=f"fail {i}") for i in range(12)])
+        assert lines[-1] is None and stops[-1].startswith("stopped: the last 8 records failed in the model call")
+        assert len(lines) == 9 and all(line["status"] == "error" for line in lines[:-1])
+        assert made == [1]  # one service, one client, for every chunk
+    finally:
+        worker.close()

@@ -165,6 +165,15 @@ class StructureWorker:
             stops.append(stopped)
         return pyarrow.table({LINE: pyarrow.array(lines, pyarrow.string()), STOP: pyarrow.array(stops, pyarrow.string())})
 
+    def close(self) -> None:
+        """The client and the loop closed, the worker's own variables back (Ray ends an actor
+        without it; a worker used outside Ray calls it)."""
+        try:
+            self._loop.run_until_complete(self._plan.model.aclose())
+        finally:
+            self._loop.close()
+            self._environ.close()
+
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
