@@ -36,7 +36,8 @@ API (exact):
 - ``requests``: list of the parsed JSON request bodies, in arrival order (errors included);
   ``request_headers``: the matching request headers, names lower-cased (``["authorization"]``);
   ``paths``: the matching request paths (query string included); ``times``: when each arrived
-  (``time.monotonic()``), for tests that check how requests were spread over time.
+  (``time.monotonic()``), for tests that check how requests were spread over time; ``peers``: the
+  client's ``(host, port)`` of each (which process sent it: tests/structure/test_batch_ray.py).
 - ``pending``: how many queued replies are left. ``reset()`` clears the queue and ``requests``.
 - ``responder``: optional ``fn(request_body) -> {"text", "tool_calls", "usage"} | None`` that answers
   when the queue is empty (a stateless scripted brain, e.g. tests/engines/benjy_brain.py); None from
@@ -268,6 +269,7 @@ class FakeOpenAIServer:
         self.request_headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.times: list[float] = []
+        self.peers: list[tuple[str, int]] = []
         # When the queue is empty: fn(request body) -> {"text"?, "tool_calls"?, "usage"?} or None (default responder)
         self.responder: Any = None
         # GET routes: the /v1/models body (None: a plain list of "fake-model"), a /props body
@@ -363,6 +365,7 @@ class FakeOpenAIServer:
             self.request_headers.clear()
             self.paths.clear()
             self.times.clear()
+            self.peers.clear()
 
     def _push(self, reply: _Reply) -> None:
         with self._lock:
@@ -392,8 +395,10 @@ class FakeOpenAIServer:
             "usage": usage,
         }
 
-    def _next_reply(self, body: dict[str, Any], headers: dict[str, str], path: str = "/v1/chat/completions") -> _Reply:
+    def _next_reply(self, body: dict[str, Any], headers: dict[str, str], path: str = "/v1/chat/completions",
+                    peer: tuple[str, int] = ("", 0)) -> _Reply:
         with self._lock:
+            self.peers.append(peer)
             self.requests.append(body)
             self.request_headers.append(headers)
             self.paths.append(path)
@@ -512,7 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError as exc:
             self._send_json(400, {"error": {"message": f"invalid JSON body: {exc}"}})
             return
-        reply = self.fake._next_reply(body, {k.lower(): v for k, v in self.headers.items()}, self.path)
+        reply = self.fake._next_reply(body, {k.lower(): v for k, v in self.headers.items()}, self.path, self.client_address[:2])
         if reply.delay:
             time.sleep(reply.delay)  # lets tests provoke client timeouts
         if reply.generic and reply.status == 200 and route != "openai":

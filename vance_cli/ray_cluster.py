@@ -61,6 +61,18 @@ def import_ray() -> Any:
     return ray
 
 
+def import_ray_data() -> Any:
+    """``ray.data`` (Ray Data, with pyarrow: the ``ray[data]`` part of ``vance-cli[ray]``), or a
+    UsageError saying how to install it (``structure --batch --engine ray`` reads IN with it)."""
+    ray = import_ray()
+    try:
+        import ray.data
+    except ImportError as exc:
+        missing = f" ({exc.name} is missing)" if exc.name else ""
+        raise UsageError(f"--engine ray needs Ray Data, which is not installed{missing}", hint=INSTALL_HINT) from None
+    return ray.data
+
+
 def resolve_address(address: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """``--ray-address``, else ``RAY_ADDRESS``, else None (a new local instance)."""
     env = os.environ if env is None else env

@@ -19,19 +19,11 @@ import pytest
 
 from tests.cli.test_benjy_batch import CHECK, GOALS, batch_brain, env, roots, snapshot, src, write_goals  # noqa: F401 (fixtures)
 from tests.helpers import json_lines, run_cli
+from tests.rayinstance import ray_instance  # noqa: F401 (fixture)
 
 ray = pytest.importorskip("ray")
 
 from vance_cli.cli.common import model_factory as REAL_FACTORY  # noqa: E402 (the one crashing_factory wraps)
-
-
-@pytest.fixture(scope="module")
-def ray_instance():
-    sigterm = signal.getsignal(signal.SIGTERM)  # ray.init installs its own and shutdown leaves it
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield ray
-    ray.shutdown()
-    signal.signal(signal.SIGTERM, sigterm)
 
 
 def _results(stdout):

@@ -1,6 +1,7 @@
 """`vance --help`, `ps`, `show`, `recipes`; commands that call no model import neither litellm nor textual
 (nor mcp, nor the ACP SDK, which only `vance acp` uses: tests/acp/test_acp_startup.py covers `chat -p`;
-nor Ray, which only `--engine ray` imports: tests/cli/test_benjy_batch.py covers a local batch)."""
+nor Ray or pyarrow, which only `--engine ray` and a Parquet OUT import: tests/cli/test_benjy_batch.py covers a
+local Benjy batch, test_a_local_batch_imports_neither_ray_nor_pyarrow a structure batch)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ PROBE = (
     "sys.argv = ['vance'] + sys.argv[1:]\n"
     "from vance_cli.cli.main import run\n"
     "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-    "heavy = [m for m in ('litellm', 'textual', 'acp', 'mcp', 'ray') if m in sys.modules]\n"
+    "heavy = [m for m in ('litellm', 'textual', 'acp', 'mcp', 'ray', 'pyarrow') if m in sys.modules]\n"
     "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
 )
 
@@ -36,6 +37,7 @@ PROBE = (
         ["trust", "--list"],
         ["benjy", "--help"],
         ["benjy", "batch", "--help"],
+        ["structure", "--batch", "in.jsonl", "--help"],
         ["benjy", "status", "20260101-000000-abcdef"],
         ["recipes", "validate", "benjy-coding"],
         ["mcp", "--help"],
@@ -52,6 +54,21 @@ def test_commands_without_a_model_do_not_import_litellm_or_textual(argv):
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert "HEAVY=\n" in r.stderr, r.stderr
+
+
+def test_a_local_batch_imports_neither_ray_nor_pyarrow(tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"prompt": " "}\n{"text": "no prompt field"}\n')  # bad records only: no model call
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, "structure", "--batch", str(source), "--schema", '{"type": "object"}'],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": "openai/test", "VANCE_API_BASE": "http://127.0.0.1:9/v1"},
+    )
+    assert len(json_lines((tmp_path / "in.jsonl.out.jsonl").read_text())) == 2, r.stderr
+    assert "HEAVY=" in r.stderr, r.stderr
+    heavy = r.stderr.rsplit("HEAVY=", 1)[1].splitlines()[0].split(",")
+    assert "ray" not in heavy and "pyarrow" not in heavy, r.stderr
 
 
 def test_help_lists_the_commands():

@@ -7,6 +7,7 @@ the requests which records were sent, and how often.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -146,14 +147,19 @@ def test_csv_without_id_numbers_the_rows(served, tmp_path):
     assert {k: v["data"]["title"] for k, v in out.items()} == {"1": "alpha", "2": "beta"}
 
 
-def test_a_folder_of_text_files(served, tmp_path):
-    folder = tmp_path / "tickets"
+def tickets_folder(folder: Path) -> Path:
+    """A folder IN: two good files (one in a sub-folder), an empty one, one not UTF-8, a hidden one."""
     (folder / "sub").mkdir(parents=True)
     (folder / "a.txt").write_text("printer on fire")
     (folder / "sub" / "b.md").write_text("coffee machine empty")
     (folder / "empty.txt").write_text("  \n")
     (folder / "latin.txt").write_bytes(b"caf\xe9")
     (folder / ".hidden").write_text("never read")
+    return folder
+
+
+def test_a_folder_of_text_files(served, tmp_path):
+    folder = tickets_folder(tmp_path / "tickets")
     result = batch(tmp_path, folder, "--json")
     assert result.returncode == 6
     out = by_id(tmp_path / "tickets.out.jsonl")
@@ -185,6 +191,9 @@ def test_flag_mistakes_are_usage_errors(served, tmp_path):
         (["structure", "--batch", str(source), "--schema", schema, "--jobs", "0"], "--jobs must be between 1 and 64"),
         (["structure", "--batch", str(source)], "--schema is required"),
         (["structure", "--batch", str(source), "--schema", schema, "--out", str(source)], "is the input file"),
+        (["structure", "--batch", str(source), "--schema", schema, "--engine", "spark"], "unknown engine 'spark'"),
+        (["structure", "--batch", str(source), "--schema", schema, "--ray-address", "h:1"], "--ray-address is for --engine ray"),
+        (["structure", "text", "--schema", schema, "--engine", "ray"], "--engine goes with --batch"),
     ]
     for args, message in cases:
         result = run_cli(*args)
@@ -192,6 +201,15 @@ def test_flag_mistakes_are_usage_errors(served, tmp_path):
     missing = run_cli("structure", "--batch", str(tmp_path / "nope.jsonl"), "--schema", schema)
     assert missing.returncode == 1 and "does not exist" in missing.stderr
     assert served.requests == []
+
+
+def test_engine_ray_without_ray_says_how_to_install_it(served, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    source = write_jsonl(tmp_path / "in.jsonl", [{"prompt": "x"}])
+    result = batch(tmp_path, source, "--engine", "ray")
+    assert result.returncode == 2 and "--engine ray needs Ray, which is not installed" in result.stderr
+    assert "pip install 'vance-cli[ray]'" in result.stderr
+    assert served.requests == [] and not (tmp_path / "in.jsonl.out.jsonl").exists()
 
 
 # -- one plan, one client, N in flight -----------------------------------------------------------

@@ -17,10 +17,11 @@ the flags, shows progress and ends with the exit code. Output contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,29 @@ def check_batch_flags(source: str, jobs: int | None, field: str | None) -> None:
             raise UsageError("--field is empty", hint="name the JSONL field or CSV column that holds the text, e.g. --field text")
 
 
+def check_engine_flags(engine: str | None, ray_address: str | None) -> str:
+    """--engine and --ray-address as given: the engine's name. For ray, Ray Data is imported
+    here, so a missing install is said before anything is read or started."""
+    from vance_cli.cli.common import require_text
+    from vance_cli.errors import UsageError
+    from vance_cli.ray_cluster import BATCH_ENGINES
+
+    if engine is not None:
+        require_text(engine, "--engine")
+    name = (engine or "local").strip()
+    if name not in BATCH_ENGINES:
+        raise UsageError(f"unknown engine {name!r}", hint="pass --engine local or --engine ray")
+    if ray_address is not None:
+        require_text(ray_address, "--ray-address")
+        if name != "ray":
+            raise UsageError("--ray-address is for --engine ray", hint="add --engine ray, or drop --ray-address")
+    if name == "ray":
+        from vance_cli.ray_cluster import import_ray_data
+
+        import_ray_data()
+    return name
+
+
 def out_path_for(source: str, out: str | None) -> Path:
     """OUT: --out, or IN's name + .out.jsonl; never IN itself."""
     from vance_cli.errors import UsageError
@@ -73,26 +97,68 @@ def run_batch(
     jobs: int | None,
     field: str | None,
     json_out: bool,
+    engine: str = "local",
+    ray_address: str | None = None,
+    make_service: Callable[[], Any] | None = None,
 ) -> None:
-    """The body of `vance structure --batch`: flags checked (``check_batch_flags``), the schema
-    loaded (``structure_cmd.load_schema_arg``); exits EXIT_BATCH_FAILED when a record failed."""
+    """The body of `vance structure --batch`: flags checked (``check_batch_flags``,
+    ``check_engine_flags``), the schema loaded (``structure_cmd.load_schema_arg``); exits
+    EXIT_BATCH_FAILED when a record failed. ``engine`` "ray": ``make_service`` makes the
+    service again in each Ray worker (it is sent to them)."""
     from vance_cli.store.jsonl import ResultLog
     from vance_cli.structure.batch import DEFAULT_FIELD, Tally, keep_line, scan_input
+    from vance_cli.structure.service import StructureRequest
 
     path = Path(source).expanduser()
     use_field = field.strip() if field else DEFAULT_FIELD
-    total = scan_input(path, use_field, exclude=out_path)  # a repeated id stops here, before any call
+    out = Out(out_path)
+    total = scan_input(path, use_field, exclude=out.files)  # a repeated id stops here, before any call
+    out.open()
     display = JsonEvents() if json_out else Display()
     tally = Tally(total=total)
     stopped_by: list[signal.Signals] = []
     try:
-        asyncio.run(_drive(service, schema, mode, max_loops, model, path, out_path, use_field, tally, jobs, display,
-                           ResultLog, keep_line, stopped_by))
+        if engine == "ray":
+            request = StructureRequest(prompt="", schema=schema, schemaMode=mode, maxLoops=max_loops, model=model)
+            _drive_ray(service, make_service, request, path, out, use_field, tally, jobs, display, ray_address, stopped_by)
+        else:
+            asyncio.run(_drive(service, schema, mode, max_loops, model, path, out, use_field, tally, jobs, display,
+                               ResultLog, keep_line, stopped_by))
     except (KeyboardInterrupt, asyncio.CancelledError):
         signum = stopped_by[0] if stopped_by else signal.SIGINT
-        raise BatchInterrupted(tally.done, out_path, signum) from None
+        raise BatchInterrupted(tally.done, out.log, signum) from None
+    out.finish()
     if tally.failed_overall:
         raise typer.Exit(EXIT_BATCH_FAILED)
+
+
+class Out:
+    """OUT, and the file its lines go to as they finish (``log``): OUT itself, or for a Parquet
+    OUT (a name ending in .parquet) its partial file, turned into OUT at the end
+    (``structure/batch_parquet.py``, which needs pyarrow)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._parquet: Any = None
+        if path.suffix.lower() == ".parquet":
+            from vance_cli.cli.common import needs_sdk
+
+            with needs_sdk("pyarrow", "a Parquet OUT needs pyarrow, which is not installed",
+                           hint="install it with: pip install 'vance-cli[ray]', or write JSONL (an OUT not ending in .parquet)"):
+                from vance_cli.structure import batch_parquet
+            self._parquet = batch_parquet
+        self.log = self._parquet.partial_path(path) if self._parquet else path
+        self.files = (path, self.log)  # left out of a folder IN that holds them
+
+    def open(self) -> None:
+        """A complete Parquet OUT with no partial file is read back into one (a rerun goes on from it)."""
+        if self._parquet is not None and not self.log.exists() and self.path.exists():
+            self._parquet.read_back(self.path, self.log)
+
+    def finish(self) -> None:
+        """The batch went through every record: a Parquet OUT is written from its partial file."""
+        if self._parquet is not None:
+            self._parquet.finish(self.log, self.path)
 
 
 class BatchInterrupted(VanceError):
@@ -107,7 +173,7 @@ class BatchInterrupted(VanceError):
         self.exit_code = 128 + int(signum)
 
 
-async def _drive(service, value, mode, max_loops, model, path, out_path, field, tally, jobs, display, result_log, keep,
+async def _drive(service, value, mode, max_loops, model, path, out, field, tally, jobs, display, result_log, keep,
                  stopped_by):
     from vance_cli.llm.profile import concurrency_for
     from vance_cli.structure.batch import prepare_batch, read_records, run_local
@@ -125,19 +191,75 @@ async def _drive(service, value, mode, max_loops, model, path, out_path, field, 
     plan = await prepare_batch(service, request)
     try:
         use_jobs = jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
-        with result_log(out_path, keep=keep, count="status", auto_sync=False) as log:
+        with result_log(out.log, keep=keep, count="status", auto_sync=False) as log:
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
-            display.start(path, out_path, tally, use_jobs, plan, log)
+            display.start(path, out.path, tally, use_jobs, plan, log)
             try:
-                await run_local(service, plan, read_records(path, field, exclude=out_path), log, jobs=use_jobs,
+                await run_local(service, plan, read_records(path, field, exclude=out.files), log, jobs=use_jobs,
                                 tally=tally, on_line=display.line)
             except BaseException as exc:
-                display.stop(tally, out_path, exc)
+                display.stop(tally, out.path, exc)
                 raise
-            display.stop(tally, out_path, None)
+            display.stop(tally, out.path, None)
     finally:
         await plan.model.aclose()
+
+
+def _drive_ray(service, make_service, request, path, out, field, tally, jobs, display, ray_address, stopped_by):
+    """The batch on Ray (``structure/batch_ray.py``): the plan made here once (a text-mode schema
+    built once), Ray joined or started (``ray_cluster.ray_session``), OUT written here as the
+    workers' chunks come back. SIGTERM and SIGHUP end it as Ctrl+C does."""
+    from vance_cli.ray_cluster import ray_session
+    from vance_cli.store.jsonl import ResultLog
+    from vance_cli.structure.batch import keep_line
+
+    plan, use_jobs = asyncio.run(_ray_plan(service, request, jobs))
+    with ray_session(ray_address), _signals_stop(stopped_by):
+        from vance_cli.structure.batch_ray import RayBatch
+
+        with ResultLog(out.log, keep=keep_line, count="status") as log:
+            job = RayBatch(path, field, log, jobs=use_jobs, exclude=out.files)
+            tally.skipped = job.skipped
+            tally.started = time.monotonic()
+            tally.before = dict(log.counted)
+            display.start(path, out.path, tally, use_jobs, plan, log, workers=job.workers)
+            try:
+                job.run(make_service, plan, tally, on_line=display.line)
+            except BaseException as exc:
+                display.stop(tally, out.path, exc)
+                raise
+            display.stop(tally, out.path, None)
+
+
+async def _ray_plan(service, request, jobs):
+    """(the plan, --jobs or the model family's default); the driver's own client is closed again
+    (each Ray worker makes its own)."""
+    from vance_cli.llm.profile import concurrency_for
+    from vance_cli.structure.batch import prepare_batch
+
+    plan = await prepare_batch(service, request)
+    try:
+        return plan, jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
+    finally:
+        await plan.model.aclose()
+
+
+@contextlib.contextmanager
+def _signals_stop(stopped_by: list[signal.Signals]) -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the driver, as Ctrl+C does (``stopped_by``
+    says which); the handlers before are put back after."""
+
+    def stop(signum: int, _frame: Any) -> None:
+        stopped_by.append(signal.Signals(signum))
+        raise KeyboardInterrupt
+
+    saved = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
 
 
 def _summary(tally: Any, out_path: Path) -> str:
@@ -160,11 +282,11 @@ class Display:
         self._progress: Any = None
         self._task: Any = None
 
-    def start(self, path: Path, out_path: Path, tally: Any, jobs: int, plan: Any, log: Any) -> None:
+    def start(self, path: Path, out_path: Path, tally: Any, jobs: int, plan: Any, log: Any, workers: int | None = None) -> None:
         from vance_cli.terminal import err
 
         if log.repaired:
-            err(f"note: {out_path} ended in a torn line (a crash mid-write); it was cut off (its record is structured again)")
+            err(f"note: {log.path} ended in a torn line (a crash mid-write); it was cut off (its record is structured again)")
         if log.dropped:
             err(f"note: {log.dropped} record(s) that failed in transport last time are tried again")
         if not sys.stderr.isatty():
@@ -186,7 +308,7 @@ class Display:
             transient=False,
         )
         todo = None if tally.total is None else tally.total
-        self._task = self._progress.add_task(f"×{jobs}", total=todo, completed=tally.skipped, **self._fields(tally))
+        self._task = self._progress.add_task(f"×{jobs}" if workers is None else f"ray ×{jobs} on {workers}", total=todo, completed=tally.skipped, **self._fields(tally))
         self._progress.start()
 
     @staticmethod
@@ -225,12 +347,12 @@ class JsonEvents:
     def __init__(self) -> None:
         self._last = 0.0
 
-    def start(self, path: Path, out_path: Path, tally: Any, jobs: int, plan: Any, log: Any) -> None:
+    def start(self, path: Path, out_path: Path, tally: Any, jobs: int, plan: Any, log: Any, workers: int | None = None) -> None:
         from vance_cli.terminal import emit_json
 
         emit_json({
             "event": "start", "in": str(path), "out": str(out_path), "total": tally.total, "done_before": len(log.done),
-            "jobs": jobs, "model": plan.model_name, "schemaOrigin": plan.origin,
+            "jobs": jobs, "engine": "local" if workers is None else "ray", "workers": workers, "model": plan.model_name, "schemaOrigin": plan.origin,
             "repaired": log.repaired, "retried": log.dropped,
         })
         self._last = time.monotonic()

@@ -215,24 +215,30 @@ def register(app: typer.Typer) -> None:
         out: str | None = typer.Option(None, "--out", "-o", metavar="OUT", help="With --batch: the results, JSONL, appended as they finish (default: IN's name + .out.jsonl, e.g. notes.jsonl.out.jsonl)."),
         jobs: int | None = typer.Option(None, "--jobs", "-j", help="With --batch: records in flight at once (default: 2 for a model on this machine or network, 8 for a hosted one; 1-64)."),
         field: str | None = typer.Option(None, "--field", help="With --batch: the JSONL field or CSV column with the text (default: prompt)."),
+        engine: str | None = typer.Option(None, "--engine", help="With --batch: local (this process, the default) or ray (Ray workers; needs vance-cli[ray])."),
+        ray_address: str | None = typer.Option(None, "--ray-address", help="With --engine ray: the Ray cluster (default: RAY_ADDRESS, else a new local instance)."),
     ) -> None:
         """Extract a validated JSON object from text. Exit 0 ok, 3 need-more-input, 4 stale, 5 refused.
 
         With --batch IN: every record of IN, results in OUT. Exit 0 all ok/need-more-input, 6 any error/stale/refused."""
 
         def batch_body() -> None:
+            import functools
+
             from vance_cli.cli.common import structure_service
-            from vance_cli.cli.structure_batch import check_batch_flags, out_path_for, run_batch
+            from vance_cli.cli.structure_batch import check_batch_flags, check_engine_flags, out_path_for, run_batch
             from vance_cli.errors import UsageError
 
             if prompt is not None:
                 raise UsageError("--batch takes its records from IN, not from a prompt argument", hint="drop the prompt, or drop --batch")
             check_flags(schema, model, max_loops)
             check_batch_flags(batch, jobs, field)
+            use_engine = check_engine_flags(engine, ray_address)  # no Ray: said here, before anything is read
             out_path = out_path_for(batch, out)
             settings, registry, value, used_mode, _ = schema_in_context(schema, mode)
             run_batch(source=batch, out_path=out_path, service=structure_service(settings, registry), schema=value,
-                      mode=used_mode, max_loops=max_loops, model=model, jobs=jobs, field=field, json_out=json_out)
+                      mode=used_mode, max_loops=max_loops, model=model, jobs=jobs, field=field, json_out=json_out,
+                      engine=use_engine, ray_address=ray_address, make_service=functools.partial(structure_service, settings))
 
         def body() -> None:
             import asyncio
@@ -243,9 +249,11 @@ def register(app: typer.Typer) -> None:
             from vance_cli.terminal import emit_json, err
             from vance_cli.text import json_text
 
-            if out is not None or jobs is not None or field is not None:
-                flag = "--out" if out is not None else "--jobs" if jobs is not None else "--field"
-                raise UsageError(f"{flag} goes with --batch", hint="vance structure --batch IN --schema S [--out OUT] [--jobs N] [--field F]")
+            given = [flag for flag, value in (("--out", out), ("--jobs", jobs), ("--field", field), ("--engine", engine),
+                                              ("--ray-address", ray_address)) if value is not None]
+            if given:
+                raise UsageError(f"{given[0]} goes with --batch",
+                                 hint="vance structure --batch IN --schema S [--out OUT] [--jobs N] [--field F] [--engine ray]")
             check_flags(schema, model, max_loops)
             text = read_prompt(prompt)
             settings, registry, value, used_mode, inferred = schema_in_context(schema, mode)

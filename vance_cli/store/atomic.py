@@ -14,7 +14,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +207,27 @@ def atomic_write_json(
     """``obj`` as JSON (UTF-8, trailing newline), written with :func:`atomic_write_text`."""
     text = json.dumps(obj, indent=indent, ensure_ascii=False) + "\n"
     atomic_write_text(path, text, exclusive=exclusive)
+
+
+def atomic_write_via(path: Path | str, write: Callable[[Path], None], *, sync_folder: bool = False) -> None:
+    """Replace ``path`` atomically with the file ``write(temp)`` makes at a temp path in the same
+    folder (for a library that writes to a path itself: pyarrow's Parquet writer). The temp file
+    is fsynced and renamed over ``path``; any failure removes it and leaves ``path`` alone.
+    ``sync_folder`` as in :func:`atomic_write_chunks`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp_path = path.parent / _temp_name(path.name)
+    try:
+        write(tmp_path)
+        fd = os.open(tmp_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp_path.unlink()
+        raise
+    if sync_folder:
+        _fsync_dir(path.parent)

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import io
+import itertools
 import json
 import os
 import time
@@ -47,6 +49,7 @@ InputKind = Literal["jsonl", "csv", "folder"]
 DEFAULT_FIELD = "prompt"
 MAX_RECORD_BYTES = 1 << 20  # one record's text: 1 MiB (a JSONL line, a CSV field, a file)
 STATUSES = ("ok", "need-more-input", "stale", "refused", "error")
+STOP_HINT = "fix the model or the server, then run the same command again: the records done so far are kept"
 
 
 class BadInput(VanceError):
@@ -120,93 +123,139 @@ def _open_error(path: Path, exc: OSError) -> BadInput:
     return BadInput(f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions")
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, the line; None when longer than MAX_RECORD_BYTES), blank lines left out.
-    A long line is skipped a piece at a time, never held whole."""
+def _jsonl_lines(path: Path, offset: int = 0, number: int = 0) -> Iterator[tuple[int, int, bytes | None]]:
+    """(line number, byte offset, the line; None when longer than MAX_RECORD_BYTES), blank lines
+    left out, from byte ``offset`` (the ``number`` lines before it counted). A long line is
+    skipped a piece at a time, never held whole."""
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below; a generator's with-block would hide the open error
     except OSError as exc:
         raise _open_error(path, exc) from exc
     with fh:
-        number = 0
+        if offset:
+            fh.seek(offset)
         while True:
+            start = offset
             raw = fh.readline(MAX_RECORD_BYTES + 1)
             if not raw:
                 return
             number += 1
+            offset += len(raw)
             if len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n"):
                 while True:
                     more = fh.readline(MAX_RECORD_BYTES)
+                    offset += len(more)
                     if not more or more.endswith(b"\n"):
                         break
-                yield number, None
+                yield number, start, None
                 continue
             if raw.strip():
-                yield number, raw
+                yield number, start, raw
 
 
-def _jsonl_records(path: Path, field: str) -> Iterator[Record]:
-    for number, raw in _jsonl_lines(path):
+def _jsonl_records(path: Path, field: str, offset: int = 0, number: int = 0) -> Iterator[tuple[int, int, Record]]:
+    """(line number, byte offset, record) from byte ``offset`` on (see ``_jsonl_lines``)."""
+    for number, start, raw in _jsonl_lines(path, offset, number):
         at, where = str(number), f"line {number}"
         if raw is None:
-            yield Record(at, error=f"line {number} is longer than {MAX_RECORD_BYTES:,} bytes", where=where)
+            yield number, start, Record(at, error=f"line {number} is longer than {MAX_RECORD_BYTES:,} bytes", where=where)
             continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            yield Record(at, error=f"line {number} is not UTF-8 text", where=where)
+            yield number, start, Record(at, error=f"line {number} is not UTF-8 text", where=where)
             continue
         try:
             obj = json.loads(text)
         except (ValueError, RecursionError) as exc:
-            yield Record(at, error=f"line {number} is not valid JSON: {getattr(exc, 'msg', exc)}", where=where)
+            yield number, start, Record(at, error=f"line {number} is not valid JSON: {getattr(exc, 'msg', exc)}", where=where)
             continue
         if not isinstance(obj, dict):
-            yield Record(at, error=f"line {number} is not a JSON object", where=where)
+            yield number, start, Record(at, error=f"line {number} is not a JSON object", where=where)
             continue
-        yield record_from_row(obj, field, at, where)
+        yield number, start, record_from_row(obj, field, at, where)
 
 
-def _csv_records(path: Path, field: str) -> Iterator[Record]:
+class _CsvText:
+    """The lines of a CSV file from a byte offset, as the csv module reads them (universal
+    newlines, not translated; UTF-8 with bad bytes kept as surrogates), and the byte offset of
+    the first line not handed out yet (``offset``): where the next row starts."""
+
+    def __init__(self, path: Path, offset: int = 0) -> None:
+        try:
+            self._raw = open(path, "rb")  # noqa: SIM115 - closed by close()
+        except OSError as exc:
+            raise _open_error(path, exc) from exc
+        if offset:
+            self._raw.seek(offset)
+        self._text = io.TextIOWrapper(self._raw, encoding="utf-8", errors="surrogateescape", newline="")
+        self.offset = offset
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._text:
+            self.offset += len(line.encode("utf-8", "surrogateescape"))  # the exact bytes it came from
+            yield line
+
+    def close(self) -> None:
+        self._text.close()
+
+
+def _csv_header(path: Path, field: str) -> tuple[list[str], int] | None:
+    """The header row and the byte offset after it; None for an empty file."""
+    text = _CsvText(path)
     try:
-        fh = open(path, encoding="utf-8", errors="surrogateescape", newline="")  # noqa: SIM115
-    except OSError as exc:
-        raise _open_error(path, exc) from exc
-    if csv.field_size_limit() < MAX_RECORD_BYTES:
-        csv.field_size_limit(MAX_RECORD_BYTES)  # a longer field is one bad row, not a stop
-    with fh:
-        reader = csv.reader(fh)
+        reader = csv.reader(text)
         try:
             header = next(reader)
         except StopIteration:
-            return
+            return None
         except csv.Error as exc:
             raise BadInput(f"{path}: the header row is not CSV: {exc}", hint="pass a CSV file with a header row") from exc
-        header = [name.strip().lstrip("\ufeff") if i == 0 else name.strip() for i, name in enumerate(header)]
-        if field not in header:
-            shown = ", ".join(repr(h) for h in header[:12])
-            raise BadInput(
-                f"{path} has no column {field!r} (columns: {shown})",
-                hint="name the column that holds the text with --field",
-            )
-        number = 0
+        end = text.offset
+    finally:
+        text.close()
+    header = [name.strip().lstrip("\ufeff") if i == 0 else name.strip() for i, name in enumerate(header)]
+    if field not in header:
+        shown = ", ".join(repr(h) for h in header[:12])
+        raise BadInput(
+            f"{path} has no column {field!r} (columns: {shown})",
+            hint="name the column that holds the text with --field",
+        )
+    return header, end
+
+
+def _csv_records(path: Path, field: str, offset: int | None = None, number: int = 0) -> Iterator[tuple[int, int, Record]]:
+    """(row number, byte offset, record) of the rows after the header, or from byte ``offset``
+    on (a row's start; the ``number`` rows before it counted)."""
+    if csv.field_size_limit() < MAX_RECORD_BYTES:
+        csv.field_size_limit(MAX_RECORD_BYTES)  # a longer field is one bad row, not a stop
+    found = _csv_header(path, field)
+    if found is None:
+        return
+    header, body = found
+    text = _CsvText(path, body if offset is None else offset)
+    try:
+        reader = csv.reader(text)
         while True:
+            start = text.offset
             try:
                 row = next(reader)
             except StopIteration:
                 return
             except csv.Error as exc:
                 number += 1
-                yield Record(str(number), error=f"row {number} is not CSV: {exc}", where=f"row {number}")
+                yield number, start, Record(str(number), error=f"row {number} is not CSV: {exc}", where=f"row {number}")
                 continue
             if not row:
                 continue  # a blank line
             number += 1
             values = dict(zip(header, row, strict=False))
             if any(_has_surrogate(v) for v in values.values()):
-                yield Record(str(number), error=f"row {number} is not UTF-8 text", where=f"row {number}")
+                yield number, start, Record(str(number), error=f"row {number} is not UTF-8 text", where=f"row {number}")
                 continue
-            yield record_from_row(values, field, str(number), f"row {number}")
+            yield number, start, record_from_row(values, field, str(number), f"row {number}")
+    finally:
+        text.close()
 
 
 def _has_surrogate(text: str) -> bool:
@@ -217,61 +266,64 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def _folder_files(root: Path, exclude: Path | None) -> Iterator[tuple[str, Path]]:
-    """(id, path) of every file under ``root``, sorted, hidden files and folders left out."""
-    skip = exclude.resolve() if exclude is not None else None
+def _folder_files(root: Path, exclude: Path | Iterable[Path] | None) -> Iterator[tuple[str, Path]]:
+    """(id, path) of every file under ``root``, sorted, hidden files and folders left out, and
+    the files in ``exclude`` (OUT, when it lies inside IN)."""
+    if isinstance(exclude, Path):
+        exclude = (exclude,)
+    skip = {path.resolve() for path in exclude or ()}
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
                 continue
             path = Path(folder) / name
-            if skip is not None and path.resolve() == skip:
+            if skip and path.resolve() in skip:
                 continue
             yield path.relative_to(root).as_posix(), path
 
 
-def _folder_records(root: Path, exclude: Path | None) -> Iterator[Record]:
-    for record_id, path in _folder_files(root, exclude):
-        try:
-            size = path.stat().st_size
-            if size > MAX_RECORD_BYTES:
-                yield Record(record_id, error=f"the file is larger than {MAX_RECORD_BYTES:,} bytes ({size:,})")
-                continue
-            data = path.read_bytes()
-        except OSError as exc:
-            yield Record(record_id, error=f"cannot read the file: {exc.strerror or exc}")
-            continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            yield Record(record_id, error="the file is not UTF-8 text")
-            continue
-        if not text.strip():
-            yield Record(record_id, error="the file is empty")
-            continue
-        yield Record(record_id, prompt=text)
+def _file_record(record_id: str, path: Path) -> Record:
+    """The record of one file of a folder."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            return Record(record_id, error=f"the file is larger than {MAX_RECORD_BYTES:,} bytes ({size:,})")
+        data = path.read_bytes()
+    except OSError as exc:
+        return Record(record_id, error=f"cannot read the file: {exc.strerror or exc}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return Record(record_id, error="the file is not UTF-8 text")
+    if not text.strip():
+        return Record(record_id, error="the file is empty")
+    return Record(record_id, prompt=text)
 
 
-def read_records(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | None = None) -> Iterator[Record]:
-    """The records of IN, streamed in file order; ``exclude`` is a file a folder walk leaves out
-    (OUT, when it lies inside IN). Raises BadInput when IN cannot be opened at all."""
-    path = Path(path)
+def _must_exist(path: Path) -> None:
     if not path.exists():
         raise BadInput(f"{path} does not exist", hint="pass a JSONL file, a CSV file or a folder of text files to --batch")
+
+
+def read_records(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iterable[Path] | None = None) -> Iterator[Record]:
+    """The records of IN, streamed in file order; ``exclude``: files a folder walk leaves out
+    (OUT, when it lies inside IN). Raises BadInput when IN cannot be opened at all."""
+    path = Path(path)
+    _must_exist(path)
     kind = input_kind(path)
     if kind == "folder":
-        return _folder_records(path, exclude)
-    return _jsonl_records(path, field) if kind == "jsonl" else _csv_records(path, field)
+        return (_file_record(record_id, file) for record_id, file in _folder_files(path, exclude))
+    located = _jsonl_records(path, field) if kind == "jsonl" else _csv_records(path, field)
+    return (record for _, _, record in located)
 
 
-def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | None = None) -> int:
+def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iterable[Path] | None = None) -> int:
     """The cheap first pass over IN: how many records it holds. A repeated id is a BadInput naming
     it (before anything is sent: a second result for the same id could not be told apart on
     resume). A folder is only listed, its files are not read."""
     path = Path(path)
-    if not path.exists():
-        raise BadInput(f"{path} does not exist", hint="pass a JSONL file, a CSV file or a folder of text files to --batch")
+    _must_exist(path)
     if input_kind(path) == "folder":
         return sum(1 for _ in _folder_files(path, exclude))
     seen = IdSet()  # 16 bytes an id: the pass stays flat in memory however long IN is
@@ -289,6 +341,80 @@ def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | None =
                     )
                 again.add(record.id)
     return seen.count
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stretch of IN that ``read_chunk`` reads on its own (one read task of the Ray engine):
+    ``count`` records from byte ``offset``, the ``number`` lines (JSONL) or rows (CSV) before it
+    counted; in a folder, the ids of its files. ``skip``: ids in it that OUT already holds."""
+
+    offset: int = 0
+    number: int = 0
+    count: int = 0
+    files: tuple[str, ...] = ()
+    skip: frozenset[str] = frozenset()
+
+
+def plan_chunks(
+    path: Path, field: str, done: IdSet, size: int, *, exclude: Path | Iterable[Path] | None = None,
+) -> tuple[list[Chunk], int]:
+    """IN cut into chunks of at most ``size`` records each that are not in ``done`` (a chunk
+    starts at such a record and holds at most ``size`` done ones too), and how many of IN's
+    records are in ``done`` (skipped). Reads IN once; a folder is only listed."""
+    path = Path(path)
+    _must_exist(path)
+    chunks: list[Chunk] = []
+    skipped = 0
+    if input_kind(path) == "folder":
+        todo: list[str] = []
+        for record_id, _ in _folder_files(path, exclude):
+            if record_id in done:
+                skipped += 1
+                continue
+            todo.append(record_id)
+            if len(todo) == size:
+                chunks.append(Chunk(count=size, files=tuple(todo)))
+                todo = []
+        if todo:
+            chunks.append(Chunk(count=len(todo), files=tuple(todo)))
+        return chunks, skipped
+    located = _jsonl_records(path, field) if input_kind(path) == "jsonl" else _csv_records(path, field)
+    start: tuple[int, int] | None = None  # (offset, number before) of the chunk being cut
+    count = fresh = 0
+    skip: set[str] = set()
+    for number, offset, record in located:
+        seen = record.id in done
+        skipped += seen
+        if start is None:
+            if seen:
+                continue
+            start, count, fresh, skip = (offset, number - 1), 0, 0, set()
+        count += 1
+        if seen:
+            skip.add(record.id)
+        else:
+            fresh += 1
+        if fresh == size or len(skip) == size:
+            chunks.append(Chunk(offset=start[0], number=start[1], count=count, skip=frozenset(skip)))
+            start = None
+    if start is not None:
+        chunks.append(Chunk(offset=start[0], number=start[1], count=count, skip=frozenset(skip)))
+    return chunks, skipped
+
+
+def read_chunk(path: Path, field: str, chunk: Chunk) -> Iterator[Record]:
+    """The records of one chunk (``plan_chunks``) not in its ``skip``: the same records, ids and
+    errors ``read_records`` gives for that stretch of IN."""
+    path = Path(path)
+    if input_kind(path) == "folder":
+        yield from (_file_record(record_id, path / record_id) for record_id in chunk.files)
+        return
+    located = (_jsonl_records(path, field, chunk.offset, chunk.number) if input_kind(path) == "jsonl"
+               else _csv_records(path, field, chunk.offset, chunk.number))
+    for _, _, record in itertools.islice(located, chunk.count):
+        if record.id not in chunk.skip:
+            yield record
 
 
 # --------------------------------------------------------------------------- one record
@@ -440,6 +566,26 @@ def failures_in_a_row(jobs: int) -> int:
     return max(8, 2 * jobs)
 
 
+class Streak:
+    """Records in a row whose model call failed (a bad record neither counts nor breaks the
+    streak); ``see`` raises BatchStopped when ``limit`` did (``failures_in_a_row``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.failed = 0
+
+    def see(self, line: Mapping[str, Any]) -> None:
+        if line["status"] == "error" and line.get("errorType") not in ("BadRecord", "InternalError"):
+            self.failed += 1
+            if self.failed >= self.limit:
+                raise BatchStopped(
+                    f"stopped: the last {self.failed} records failed in the model call; last error: {line['errors'][0]}",
+                    hint=STOP_HINT,
+                )
+        elif line["status"] != "error":
+            self.failed = 0
+
+
 async def run_local(
     service: StructureService,
     plan: StructurePlan,
@@ -459,9 +605,7 @@ async def run_local(
     so a rerun with the same log does them. A StoreError from the log (the disk is full) ends it too.
     """
     tally = tally if tally is not None else Tally()
-    limit = failures_in_a_row(jobs)
-    in_a_row = 0
-    last_error = ""
+    streak = Streak(failures_in_a_row(jobs))
 
     def todo() -> Iterator[Record]:
         for record in records:
@@ -474,7 +618,6 @@ async def run_local(
     group = asyncio.TaskGroup()
 
     async def worker() -> None:
-        nonlocal in_a_row, last_error
         for record in pending:  # one iterator shared by every worker: each record is taken once
             line = await structure_record(service, plan, record)
             crashpoint("batch.answered")
@@ -485,16 +628,7 @@ async def run_local(
             tally.add(line)
             if on_line is not None:
                 on_line(line, tally)
-            if line["status"] == "error" and line.get("errorType") not in ("BadRecord", "InternalError"):
-                in_a_row += 1
-                last_error = line["errors"][0]
-                if in_a_row >= limit:
-                    raise BatchStopped(
-                        f"stopped: the last {in_a_row} records failed in the model call; last error: {last_error}",
-                        hint="fix the model or the server, then run the same command again: the records done so far are kept",
-                    )
-            elif line["status"] != "error":
-                in_a_row = 0
+            streak.see(line)
 
     try:
         async with group:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WrapValidator
@@ -356,6 +356,13 @@ class StructureService:
             model_name=model_name, model=self._model(model_name), loops=loops,
             require_strict=require_strict, usage=usage, builder_info=builder_info,
         )
+
+    def with_model(self, plan: StructurePlan) -> StructurePlan:
+        """``plan`` with a model client made by this service: a plan sent to another process (a
+        Ray worker of a batch) travels without one (``model=None``) and gets its own there."""
+        if plan.ended is not None:
+            raise UsageError("this plan has no content stage", hint="its builder ended the call: see plan.ended")
+        return replace(plan, model=self._model(plan.model_name))
 
     async def run_plan(self, plan: StructurePlan, prompt: str, *, extra_usage: Usage | None = None) -> StructureResult:
         """The content stage for one prompt under a prepared plan (``prepare``): the call a batch
