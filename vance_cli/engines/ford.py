@@ -68,7 +68,7 @@ from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
 from vance_cli.tools.approval import ALLOW, DENY, REFUSED, Decision, denied_text
-from vance_cli.tools.base import MALFORMED, Tool, ToolResult
+from vance_cli.tools.base import MALFORMED, SchemaUnusable, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
 NO_TOOL_CALL_CORRECTION = (
@@ -803,7 +803,10 @@ def _valid_arguments(tool: Tool, call: ToolCall) -> dict | None:
         args = call.parsed_arguments()
     except ValueError:
         return None
-    if not isinstance(args, dict) or tool.validate(args):
+    try:
+        if not isinstance(args, dict) or tool.validate(args):
+            return None
+    except SchemaUnusable:  # Tool.invoke answers it; nothing to ask about
         return None
     return args
 

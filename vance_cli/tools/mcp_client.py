@@ -40,6 +40,7 @@ class _Connection:
         self.log = log
         self.client: Any = None
         self.tools: list[Any] = []
+        self.made: tuple[list[Tool], list[str]] | None = None  # tools_of: (the tools, the left-out ones' warnings)
         self.dead: str | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
@@ -192,9 +193,13 @@ def result_of(result: Any) -> ToolResult:
 
 
 def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool:
-    """A vance Tool that calls ``mcp_tool`` of ``server``."""
+    """A vance Tool that calls ``mcp_tool`` of ``server``; InvalidSchema when its input schema is
+    not one a validator can use (schema/check.py, as structure checks a schema it is given)."""
+    from vance_cli.schema.check import check_schema
+
     schema = dict(mcp_tool.input_schema or {"type": "object"})
     schema.setdefault("type", "object")
+    check_schema(schema, f"the input schema of mcp:{server.name}/{mcp_tool.name}")
     annotations = getattr(mcp_tool, "annotations", None)
     read_only = bool(annotations and annotations.read_only_hint)
 
@@ -214,12 +219,29 @@ def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool
     )
 
 
-async def tools_of(server: McpServer, log: Path | None = None) -> list[Tool]:
-    """Every tool ``server`` offers (starting it); McpUnavailable when it does not start."""
+async def tools_of(server: McpServer, log: Path | None = None, *, warnings: list[str] | None = None) -> list[Tool]:
+    """Every usable tool ``server`` offers (starting it); McpUnavailable when it does not start.
+
+    A tool whose input schema is not usable is left out; why goes to ``warnings`` (the journal,
+    `vance mcp list`). Each tool of a connection is made (and its schema checked) once."""
     if server.blocked:
         raise McpUnavailable(f"MCP server {server.name} is not started: {server.blocked}")
     conn = await hub().connect(server, log)
-    return [make_tool(server, t, log) for t in conn.tools]
+    if conn.made is None:
+        from vance_cli.errors import InvalidSchema
+
+        made: list[Tool] = []
+        left_out: list[str] = []
+        for t in conn.tools:
+            try:
+                made.append(make_tool(server, t, log))
+            except InvalidSchema as exc:
+                left_out.append(f"mcp:{server.name}/{t.name} left out: {exc.message}")
+        conn.made = (made, left_out)
+    tools, left_out = conn.made
+    if warnings is not None:
+        warnings.extend(left_out)
+    return list(tools)
 
 
 def provider(scopes: Any):
@@ -244,13 +266,16 @@ def provider(scopes: Any):
             log = log_dir / f"{server_name}.log"
         except OSError:
             log = None
+        warnings: list[str] = []
         try:
-            tools = await tools_of(server, log)
+            tools = await tools_of(server, log, warnings=warnings)
         except (McpUnavailable, TimeoutError) as exc:
             return [], f"{name}: {exc}"
-        if tool == "*":
-            return tools, None
-        wanted = [t for t in tools if t.name == model_name(server_name, tool)]
-        return wanted, None if wanted else f"{name}: server {server_name} has no tool {tool}"
+        if tool != "*":
+            warnings = [w for w in warnings if w.startswith(f"mcp:{server_name}/{tool} ")]
+            tools = [t for t in tools if t.name == model_name(server_name, tool)]
+            if not tools and not warnings:
+                warnings.append(f"{name}: server {server_name} has no tool {tool}")
+        return tools, "; ".join(warnings) or None
 
     return resolve

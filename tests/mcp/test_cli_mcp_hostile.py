@@ -1,0 +1,48 @@
+"""A misbehaving MCP server (tests/mcp/hostile_server.py) through the real CLI (chat -p): a turn
+always ends with an answer, and the person's rules apply (the review of issue 19)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_cli
+
+HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
+RECIPE = "engine: ford\ntools:\n  allowed: [respond]\n  add: ['mcp:h/*']\nsystemPrompt: use tools\n"
+
+
+def server_block(extra: str = "") -> str:
+    return f'[mcp.servers.h]\ncommand = "{sys.executable}"\nargs = ["{HOSTILE}"]\ntimeout = 20\n{extra}'
+
+
+@pytest.fixture
+def env(fake_openai, vance_home):
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "hr.yaml").write_text(RECIPE)
+    (vance_home / "config.toml").write_text(server_block())
+    return {"VANCE_MODEL": "openai/some-model", "VANCE_API_BASE": fake_openai.url}
+
+
+def _tool_results(server) -> list[str]:
+    return [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("tool", ["badtype", "remote"])
+def test_a_call_of_a_tool_with_a_bad_schema_is_answered_and_the_chat_goes_on(tool, fake_openai, env):
+    fake_openai.enqueue(tool_calls=[(f"mcp__h__{tool}", {"x": 1})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "done"})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.startswith("done")
+    offered = {t["function"]["name"] for t in fake_openai.requests[0]["tools"]}
+    assert f"mcp__h__{tool}" not in offered and "mcp__h__deep" in offered
+    assert f"mcp:h/{tool} left out" in r.stderr  # the warning, on stderr as the journal's
+    (result,) = _tool_results(fake_openai)
+    assert result.startswith("ERROR:")
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "again"})])
+    again = run_cli("chat", "--continue", "-p", "again", env=env)
+    assert again.returncode == 0 and again.stdout.startswith("again"), again.stderr
+    assert _tool_results(fake_openai)[0] == result  # the same chat went on

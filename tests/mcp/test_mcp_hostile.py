@@ -1,0 +1,66 @@
+"""The MCP client against a misbehaving server (tests/mcp/hostile_server.py) and tool schemas no
+validator can use: nothing a server sends crashes a turn (the review of issue 19)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from vance_cli.config.mcp_servers import McpServer
+from vance_cli.tools import mcp_client
+from vance_cli.tools.base import Tool, ToolContext, ToolResult
+
+HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
+
+
+def hostile(tmp_path, env=(), timeout=20.0, name="h", **kw) -> McpServer:
+    return McpServer(name=name, origin="user", source=tmp_path / "config.toml", command=sys.executable,
+                     args=(HOSTILE,), cwd=str(tmp_path), timeout=timeout, env=tuple(sorted(dict(env).items())), **kw)
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    yield
+    mcp_client.shutdown()
+
+
+async def _ran(args, ctx) -> ToolResult:
+    return ToolResult("ran")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"x": {"type": 5}}},  # not a schema: the validator trips on it
+        {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}},  # a $ref that leads nowhere
+        {"type": "object", "properties": {"x": {"$ref": "urn:nowhere"}}},
+    ],
+)
+def test_a_tool_whose_schema_no_validator_can_use_gives_an_error_result(schema, tmp_path):
+    tool = Tool(name="mcp__h__bad", description="", parameters=schema, run=_ran)
+    r = asyncio.run(tool.invoke(json.dumps({"x": 1}), ToolContext(workspace=tmp_path)))  # never an exception
+    assert not r.ok and r.content.startswith("ERROR:") and "mcp__h__bad" in r.content and "schema" in r.content
+    assert r.content != "ran"
+
+
+def test_a_server_tool_with_a_bad_schema_is_left_out_with_a_warning(tmp_path):
+    async def go():
+        warnings: list[str] = []
+        tools = {t.name: t for t in await mcp_client.tools_of(hostile(tmp_path), warnings=warnings)}
+        return tools, warnings
+
+    tools, warnings = asyncio.run(go())
+    assert "mcp__h__badtype" not in tools and "mcp__h__remote" not in tools
+    assert any("mcp:h/badtype" in w and "left out" in w for w in warnings), warnings
+    assert any("mcp:h/remote" in w and "left out" in w for w in warnings), warnings
+    assert "mcp__h__deep" in tools and "mcp__h__liar" in tools  # the good ones stay
+
+    async def call():  # the reviewer's call of each: an answer, never an exception
+        return await tools["mcp__h__deep"].invoke(json.dumps({"a": 1}), ToolContext(workspace=tmp_path))
+
+    r = asyncio.run(call())
+    assert not r.ok and "invalid arguments" in r.content
