@@ -64,3 +64,34 @@ def test_a_server_tool_with_a_bad_schema_is_left_out_with_a_warning(tmp_path):
 
     r = asyncio.run(call())
     assert not r.ok and "invalid arguments" in r.content
+
+
+def test_a_remote_ref_in_a_tool_schema_is_never_fetched(tmp_path):
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"type": "integer"}')
+
+        def log_message(self, *args):
+            pass
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        remote = f"http://127.0.0.1:{srv.server_port}/leak?who=vance"
+        tool = Tool(name="mcp__h__remote", description="", run=_ran,
+                    parameters={"type": "object", "properties": {"x": {"$ref": remote}}})
+        r = asyncio.run(tool.invoke(json.dumps({"x": "s"}), ToolContext(workspace=tmp_path)))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert hits == []  # jsonschema's default registry fetched it: GET /leak?who=vance
+    assert not r.ok and r.content != "ran"

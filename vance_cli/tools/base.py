@@ -159,9 +159,11 @@ class Tool:
         try:
             validator = self.__dict__.get("_validator")
             if validator is None:
-                from jsonschema import Draft202012Validator
+                # structure's validator: the draft the schema declares, and a registry that never
+                # fetches a remote $ref (jsonschema's default would GET any URL a server names)
+                from vance_cli.schema.reasons import make_validator
 
-                validator = self.__dict__["_validator"] = Draft202012Validator(self.parameters)
+                validator = self.__dict__["_validator"] = make_validator(self.parameters)
             errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         except Exception as exc:  # noqa: BLE001 - a bad type, an unresolvable $ref, a schema nested too deep
             from vance_cli.text import shorten
