@@ -46,3 +46,35 @@ def test_a_call_of_a_tool_with_a_bad_schema_is_answered_and_the_chat_goes_on(too
     again = run_cli("chat", "--continue", "-p", "again", env=env)
     assert again.returncode == 0 and again.stdout.startswith("again"), again.stderr
     assert _tool_results(fake_openai)[0] == result  # the same chat went on
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_deny_rule_stops_a_tool_that_claims_read_only(trusted, fake_openai, env, vance_home):
+    (vance_home / "config.toml").write_text(
+        '[permissions]\ndeny = ["mcp__h__liar"]\n' + server_block("trust_read_only = true\n" if trusted else "")
+    )
+    fake_openai.enqueue(tool_calls=[("mcp__h__liar", {})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "done"})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
+    assert r.returncode == 0, r.stderr
+    assert not Path("notes.txt").exists()  # the liar writes it; the rule must stop it
+    (result,) = _tool_results(fake_openai)[:1]
+    assert result.startswith("DENIED") and "mcp__h__liar" in result
+
+
+def test_a_read_only_claim_is_not_trusted_unless_the_config_says_so(fake_openai, env, vance_home):
+    fake_openai.enqueue(tool_calls=[("mcp__h__liar", {})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
+    assert r.returncode == 10 and "needs your approval: mcp__h__liar" in r.stderr, r.stderr
+    assert not Path("notes.txt").exists()
+    # trusted: it runs unasked (its claim), unless an ask rule says otherwise
+    (vance_home / "config.toml").write_text('[permissions]\nask = ["mcp__h__liar"]\n' + server_block("trust_read_only = true\n"))
+    fake_openai.enqueue(tool_calls=[("mcp__h__liar", {})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
+    assert r.returncode == 10 and "needs your approval: mcp__h__liar" in r.stderr, r.stderr
+    (vance_home / "config.toml").write_text(server_block("trust_read_only = true\n"))
+    fake_openai.enqueue(tool_calls=[("mcp__h__liar", {})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "done"})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
+    assert r.returncode == 0, r.stderr
+    assert Path("notes.txt").read_text() == "liar\n"

@@ -20,8 +20,12 @@ def test_mcp_list_shows_servers_tools_and_an_untrusted_projects_server_unstarted
     (project / ".vance" / "config.toml").write_text(f'[mcp.servers.evil]\ncommand = "touch"\nargs = ["{marker}"]\n')
     r = run_cli("mcp", "list", cwd=project)
     assert r.returncode == 0, r.stderr
-    assert "toy (user, stdio)" in r.stdout and "mcp__toy__lookup (read-only)" in r.stdout
-    assert "mcp__toy__note" in r.stdout and "mcp__toy__note (read-only)" not in r.stdout
+    assert "toy (user, stdio)" in r.stdout and "mcp__toy__lookup" in r.stdout and "mcp__toy__note" in r.stdout
+    # its readOnlyHint is only its claim: not trusted without trust_read_only, so each call asks
+    assert "(read-only)" not in r.stdout
+    claimed = next(line for line in r.stdout.splitlines() if "says read-only" in line)
+    assert "mcp__toy__lookup" in claimed and "mcp__toy__note" not in claimed
+    assert "trust_read_only = true in [mcp.servers.toy]" in claimed
     assert "evil (project, stdio)" in r.stdout and "not started:" in r.stdout and "vance trust" in r.stdout
     assert not marker.exists()
 

@@ -20,7 +20,7 @@ def env(fake_openai, vance_home):
     (vance_home / "recipes").mkdir()
     (vance_home / "recipes" / "mcpr.yaml").write_text(RECIPE)
     (vance_home / "config.toml").write_text(
-        f'[mcp.servers.toy]\ncommand = {sys.executable!r}\nargs = [{TOY!r}]\ntimeout = 3\n'.replace("'", '"')
+        f'[mcp.servers.toy]\ncommand = {sys.executable!r}\nargs = [{TOY!r}]\ntimeout = 6\ntrust_read_only = true\n'.replace("'", '"')
     )
     return {"VANCE_MODEL": "openai/some-model", "VANCE_API_BASE": fake_openai.url}
 

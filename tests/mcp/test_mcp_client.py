@@ -18,9 +18,9 @@ from vance_cli.tools.base import ToolContext
 TOY = str(Path(__file__).with_name("toy_server.py"))
 
 
-def _server(tmp_path, timeout=10.0):
+def _server(tmp_path, timeout=10.0, trust_read_only=True):
     return McpServer(name="toy", origin="user", source=tmp_path / "config.toml", command=sys.executable,
-                     args=(TOY,), cwd=str(tmp_path), timeout=timeout)
+                     args=(TOY,), cwd=str(tmp_path), timeout=timeout, trust_read_only=trust_read_only)
 
 
 @pytest.fixture(autouse=True)
@@ -63,3 +63,17 @@ def test_a_server_that_cannot_start_is_unavailable(tmp_path):
         assert "gone" in str(info.value)
 
     asyncio.run(go())
+
+
+def test_a_read_only_claim_counts_only_when_the_server_is_trusted_with_it(tmp_path):
+    async def go(trust):
+        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, trust_read_only=trust))}
+        return tools["mcp__toy__lookup"], tools["mcp__toy__note"]
+
+    lookup, note = asyncio.run(go(False))
+    assert lookup.claims_read_only and lookup.side_effects and lookup.needs_approval  # asks, at most once
+    assert note.side_effects and not note.claims_read_only
+    mcp_client.shutdown()
+    lookup, note = asyncio.run(go(True))
+    assert not lookup.side_effects and not lookup.needs_approval and lookup.ruled  # rules still decide it
+    assert note.side_effects and note.needs_approval

@@ -73,4 +73,9 @@ def _tools(server) -> list[str]:
     except (mcp_client.McpUnavailable, TimeoutError) as exc:
         return [f"does not start: {exc}"]
     marks = [f"{t.name}{'' if t.side_effects else ' (read-only)'}" for t in tools]
-    return ["starts; tools: " + (", ".join(marks) or "none")]
+    lines = ["starts; tools: " + (", ".join(marks) or "none")]
+    if not server.trust_read_only and any(t.claims_read_only for t in tools):
+        claimed = ", ".join(t.name for t in tools if t.claims_read_only)
+        lines.append(f"says read-only (not trusted, so each call asks): {claimed}; "
+                     f"to trust its claim: trust_read_only = true in [mcp.servers.{server.name}]")
+    return lines

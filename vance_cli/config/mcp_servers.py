@@ -1,7 +1,9 @@
 """MCP servers configured in config.toml (``[mcp.servers.NAME]``), per scope, and whether each may start.
 
 A server is a stdio command (``command`` + ``args`` + ``env``) or a streamable-HTTP endpoint
-(``url`` + ``headers``); ``timeout`` bounds its start and every call (seconds). The user scope's
+(``url`` + ``headers``); ``timeout`` bounds its start and every call (seconds). A tool's
+``readOnlyHint`` is the server's claim: only with ``trust_read_only = true`` does a tool that
+claims it run without asking (a deny or ask rule still applies). The user scope's
 servers always start; a project's only in a trusted folder (config/trust.py): an untrusted folder's
 server config is shown (``vance mcp list``), never started, because the repository chose the command.
 A project server with the name of a user one replaces it (in a trusted folder).
@@ -37,6 +39,8 @@ class McpServer:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_MCP_TIMEOUT
+    # the person trusts the server's readOnlyHint: such a tool runs without asking (rules still apply)
+    trust_read_only: bool = False
     # None: it may start; else why it does not (and how to change that)
     blocked: str | None = field(default=None, compare=False)
 
@@ -55,7 +59,7 @@ class McpServer:
 
     def key(self) -> tuple:
         """What makes two configurations the same server (one connection per process for each)."""
-        return (self.name, self.command, self.args, self.env, self.cwd, self.url, self.headers)
+        return (self.name, self.command, self.args, self.env, self.cwd, self.url, self.headers, self.trust_read_only)
 
 
 def _servers_in(path: Path) -> dict[str, Any]:
@@ -92,6 +96,7 @@ def configured_servers(scopes: Scopes) -> list[McpServer]:
                 url=block.get("url"),
                 headers=tuple(sorted(block.get("headers", {}).items())),
                 timeout=float(block.get("timeout", DEFAULT_MCP_TIMEOUT)),
+                trust_read_only=bool(block.get("trust_read_only", False)),
                 blocked=blocked,
             )
             if blocked is None:

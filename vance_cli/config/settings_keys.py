@@ -64,7 +64,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "permissions": ("allow", "ask", "deny", "sandboxed_exec"),
     "mcp": ("servers",),  # [mcp.servers.NAME]: config/mcp_servers.py
 }
-MCP_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "timeout")
+MCP_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "timeout", "trust_read_only")
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
 
@@ -100,6 +100,8 @@ def check_servers(table: Any, source: str) -> None:
             value = block.get(key, {})
             if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
                 fail(f"{where}.{key}", "expected a table of strings")
+        if "trust_read_only" in block and not isinstance(block["trust_read_only"], bool):
+            fail(f"{where}.trust_read_only", "expected true or false")
         if "timeout" in block:
             t = block["timeout"]
             if isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0:

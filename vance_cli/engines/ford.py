@@ -662,7 +662,7 @@ class FordEngine(Engine):
             return ToolResult(content=INTERRUPTED_RESULT.format(name=call.name), ok=False)
         tool = tools.get(call.name)
         approved_by = None
-        if tool is not None and tool.needs_approval and self.deps.approvals is not None:
+        if tool is not None and (tool.needs_approval or tool.ruled) and self.deps.approvals is not None:
             args = _valid_arguments(tool, call)
             if args is not None:  # a malformed call is answered as such below, never asked about
                 decision = await self._approve(process, tool, call, args)

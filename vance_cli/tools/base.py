@@ -138,6 +138,9 @@ class Tool:
     # at-most-once but still acts in the person's name (process_spawn starts work that runs
     # commands). A tool added later (an MCP tool) sets it like a built-in does.
     approval: bool | None = None
+    # Whether the person's rules still decide a call that needs no approval (a deny rule stops it,
+    # an ask rule asks; no rule: it runs): an MCP tool whose server's read-only claim is trusted.
+    ruled: bool = False
     # How a call is shown when it is asked about (a diff, the command...): an async function of
     # (arguments, ctx) returning a tools.approval.Preview; None: its arguments as JSON.
     preview: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None

@@ -7,8 +7,9 @@ server's ``timeout``: a server that hangs or dies gives the model a tool error a
 The ``mcp`` SDK is imported only when a server starts: a command that names no MCP tool imports none.
 
 An MCP tool is a side effect (approval-gated, at most once on resume) unless the server marks it
-``readOnlyHint``; its arguments are checked against the server's JSON Schema before the call
-(Tool.invoke). The model sees it as ``mcp__SERVER__TOOL``.
+``readOnlyHint`` and the person trusts that claim (``trust_read_only = true`` for the server); even
+then the person's deny and ask rules apply (``Tool.ruled``). Its arguments are checked against the
+server's JSON Schema before the call (Tool.invoke). The model sees it as ``mcp__SERVER__TOOL``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import atexit
 import json
 import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -192,7 +194,14 @@ def result_of(result: Any) -> ToolResult:
     return ToolResult(content=text, data=structured)
 
 
-def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool:
+@dataclass
+class McpTool(Tool):
+    """A Tool of an MCP server; ``claims_read_only``: the server marks it readOnlyHint (trusted or not)."""
+
+    claims_read_only: bool = False
+
+
+def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> McpTool:
     """A vance Tool that calls ``mcp_tool`` of ``server``; InvalidSchema when its input schema is
     not one a validator can use (schema/check.py, as structure checks a schema it is given)."""
     from vance_cli.schema.check import check_schema
@@ -200,8 +209,8 @@ def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool
     schema = dict(mcp_tool.input_schema or {"type": "object"})
     schema.setdefault("type", "object")
     check_schema(schema, f"the input schema of mcp:{server.name}/{mcp_tool.name}")
-    annotations = getattr(mcp_tool, "annotations", None)
-    read_only = bool(annotations and annotations.read_only_hint)
+    claimed = claims_read_only(mcp_tool)
+    read_only = claimed and server.trust_read_only
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
@@ -210,13 +219,21 @@ def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> Tool
         except (TimeoutError, McpUnavailable) as exc:
             return ToolResult.error(str(exc) or f"MCP server {server.name} did not answer in time")
 
-    return Tool(
+    return McpTool(
         name=model_name(server.name, mcp_tool.name),
         description=(mcp_tool.description or mcp_tool.name) + f" (MCP server {server.name})",
         parameters=schema,
         run=run,
         side_effects=not read_only,
+        ruled=read_only,  # the server's claim: the person's deny and ask rules still apply
+        claims_read_only=claimed,
     )
+
+
+def claims_read_only(mcp_tool: Any) -> bool:
+    """Whether the server marks the tool ``readOnlyHint`` (its claim; trusted only with trust_read_only)."""
+    annotations = getattr(mcp_tool, "annotations", None)
+    return bool(annotations and annotations.read_only_hint)
 
 
 async def tools_of(server: McpServer, log: Path | None = None, *, warnings: list[str] | None = None) -> list[Tool]:
