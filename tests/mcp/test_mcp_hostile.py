@@ -95,3 +95,18 @@ def test_a_remote_ref_in_a_tool_schema_is_never_fetched(tmp_path):
         srv.server_close()
     assert hits == []  # jsonschema's default registry fetched it: GET /leak?who=vance
     assert not r.ok and r.content != "ran"
+
+
+def test_a_json_rpc_error_is_a_tool_error_and_the_server_stays_up(tmp_path):
+    async def go():
+        tools = {t.name: t for t in await mcp_client.tools_of(hostile(tmp_path))}
+        ctx = ToolContext(workspace=tmp_path)
+        err = await tools["mcp__h__rpcerr"].invoke("{}", ctx)
+        after = await tools["mcp__h__binary"].invoke("{}", ctx)
+        again = await tools["mcp__h__rpcerr"].invoke("{}", ctx)
+        return err, after, again
+
+    err, after, again = asyncio.run(go())
+    assert not err.ok and "bad params, try again with x" in err.content
+    assert after.ok and "red" in after.content, after.content  # not "failed during rpcerr"
+    assert not again.ok and "bad params" in again.content

@@ -36,6 +36,10 @@ class McpUnavailable(Exception):
     """The server could not be started, or died, or did not answer in time."""
 
 
+class McpToolError(Exception):
+    """The server answered a call with a JSON-RPC error: that call failed, the server is still up."""
+
+
 class _Connection:
     def __init__(self, server: McpServer, log: Path | None) -> None:
         self.server = server
@@ -92,17 +96,30 @@ class _Connection:
             else:
                 self.dead = self.dead or f"MCP server {self.server.name} stopped: {type(exc).__name__}"
 
+    @property
+    def usable(self) -> bool:
+        """Started, and its connection not lost since."""
+        return self.dead is None and self._task is not None and not self._task.done()
+
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
         if self.dead:
             raise McpUnavailable(self.dead)
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import CONNECTION_CLOSED
+
         try:
             return await asyncio.wait_for(self.client.call_tool(tool, arguments), self.server.timeout)
         except TimeoutError:
             raise McpUnavailable(
                 f"MCP server {self.server.name} did not answer {tool} within {self.server.timeout:g} s (its timeout)"
             ) from None
-        except Exception as exc:  # the connection closed: the server died
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:  # the server's JSON-RPC error reply: this call failed, it is up
+                raise McpToolError(f"MCP server {self.server.name} refused {tool}: {exc.message} (error {exc.code})") from None
             self.dead = f"MCP server {self.server.name} failed during {tool}: {exc}"
+            raise McpUnavailable(self.dead) from None
+        except Exception as exc:  # the connection broke: the server died
+            self.dead = f"MCP server {self.server.name} failed during {tool}: {type(exc).__name__}: {exc}"
             raise McpUnavailable(self.dead) from None
 
     async def stop(self) -> None:
@@ -126,6 +143,13 @@ class Hub:
 
     async def _ensure(self, server: McpServer, log: Path | None) -> _Connection:
         conn = self.connections.get(server.key())
+        if conn is not None and conn.started.done() and (
+            conn.started.cancelled() or conn.started.exception() is not None or not conn.usable
+        ):
+            # it died, or did not start: start it again, once for this call (a call that was
+            # under way when it died is never sent again: its effect is unknown)
+            asyncio.ensure_future(conn.stop())
+            conn = None
         if conn is None:
             conn = self.connections[server.key()] = _Connection(server, log)
             conn.started = asyncio.ensure_future(conn.start())
@@ -216,6 +240,8 @@ def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> McpT
         try:
             conn = await hub().connect(server, log)
             return result_of(await hub().call(conn, mcp_tool.name, args))
+        except McpToolError as exc:
+            return ToolResult.error(str(exc))
         except (TimeoutError, McpUnavailable) as exc:
             return ToolResult.error(str(exc) or f"MCP server {server.name} did not answer in time")
 
