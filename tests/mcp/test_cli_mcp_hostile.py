@@ -78,3 +78,17 @@ def test_a_read_only_claim_is_not_trusted_unless_the_config_says_so(fake_openai,
     r = run_cli("chat", "--recipe", "hr", "-p", "go", env=env)
     assert r.returncode == 0, r.stderr
     assert Path("notes.txt").read_text() == "liar\n"
+
+
+def test_a_huge_result_is_capped_as_a_built_in_tools_is(fake_openai, env, vance_home):
+    (vance_home / "config.toml").write_text(server_block('[mcp.servers.h.env]\nHUGE = "1000000"\n'))
+    fake_openai.enqueue(tool_calls=[("mcp__h__huge", {})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "done"})])
+    r = run_cli("chat", "--recipe", "hr", "-p", "go", "--allow", "mcp__h__huge", env=env)
+    assert r.returncode == 0, r.stderr
+    sizes = [len(c) for c in _tool_results(fake_openai)]
+    assert max(sizes) <= 200_000  # 1,000,000 characters reached the model whole before
+    (result,) = _tool_results(fake_openai)[:1]
+    assert result.startswith("ZZZ") and result.endswith("ZZZ") and "chars cut" in result
+    files = [p for p in (vance_home / "processes").rglob("*") if p.is_file()]
+    assert files and sum(p.stat().st_size for p in files) < 500_000  # nor is it saved whole in the process file

@@ -27,6 +27,11 @@ from vance_cli.config.mcp_servers import McpServer
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
 
 
+# The most of an MCP tool's result the model sees (and the process file keeps): between exec_run's
+# 30,000 and file_read's 200,000, as a result cannot be paged through like file_read's.
+MAX_RESULT_CHARS = 100_000
+
+
 def model_name(server: str, tool: str) -> str:
     """The name the model calls: letters, digits, '_' and '-' only, at most 64 characters."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")[:64]
@@ -213,6 +218,13 @@ def result_of(result: Any) -> ToolResult:
             parts.append(f"[{kind} content: {getattr(item, 'mime_type', '') or 'not shown'}]")
     structured = getattr(result, "structured_content", None)
     text = "\n".join(parts) if parts else (json.dumps(structured) if structured is not None else "")
+    if len(text) > MAX_RESULT_CHARS:  # as exec_run's output: the start and the end are kept
+        from vance_cli.text import HeadTail
+
+        capped = HeadTail(MAX_RESULT_CHARS)
+        capped.add(text)
+        text = capped.text()
+        structured = None  # the whole object would bring back what was cut
     if result.is_error:
         return ToolResult.error(text or "the MCP tool reported an error")
     return ToolResult(content=text, data=structured)
