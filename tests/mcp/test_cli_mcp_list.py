@@ -54,3 +54,20 @@ def test_doctor_checks_each_mcp_server(vance_home):
     line = next(x for x in r.stdout.splitlines() if " mcp " in x)
     assert line.startswith("FAIL") and "gone" in line, r.stdout
     assert r.returncode == 1
+
+
+def test_a_server_that_does_not_start_says_why_with_its_stderr_in_mcp_list_and_doctor(vance_home):
+    # (the words are joined at run time: the command line shown does not hold them)
+    exits = "import sys; sys.stderr.write('starting\\\\nmissing API ' + 'key: set FOO_TOKEN\\\\n'); sys.exit(2)"
+    (vance_home / "config.toml").write_text(
+        f'[mcp.servers.exits]\ncommand = "{sys.executable}"\nargs = ["-c", "{exits}"]\ntimeout = 20\n'
+        '[mcp.servers.refused]\nurl = "http://127.0.0.1:9/mcp"\ntimeout = 20\n'
+    )
+    listed = run_cli("mcp", "list")
+    doctor = run_cli("doctor", "--offline", env={"VANCE_MODEL": "openai/x"})
+    mcp_line = next(x for x in doctor.stdout.splitlines() if " mcp " in x)
+    for text in (listed.stdout, mcp_line):
+        assert "ExceptionGroup" not in text and "TaskGroup" not in text, text  # the cause, not its wrapper
+        assert "missing API key: set FOO_TOKEN" in text, text  # the server's own last stderr line
+        assert "refused" in text and "onnect" in text, text  # the HTTP connection was refused
+    assert (vance_home / "mcp" / "exits.log").read_text().endswith("missing API key: set FOO_TOKEN\n")

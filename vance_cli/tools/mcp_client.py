@@ -45,6 +45,13 @@ class McpToolError(Exception):
     """The server answered a call with a JSON-RPC error: that call failed, the server is still up."""
 
 
+def cause(exc: BaseException) -> BaseException:
+    """The failure itself: the first leaf of an exception group (anyio's TaskGroup wraps it)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
 class _Connection:
     def __init__(self, server: McpServer, log: Path | None) -> None:
         self.server = server
@@ -55,17 +62,40 @@ class _Connection:
         self.dead: str | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
+        self._log_from = 0  # where this start's stderr begins in the log
 
     async def start(self) -> None:
         self._stop = asyncio.Event()
+        if self.log is not None:
+            try:
+                self._log_from = self.log.stat().st_size
+            except OSError:
+                self._log_from = 0
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._serve(ready))
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.server.timeout)
         except TimeoutError:
-            self.dead = f"MCP server {self.server.name} did not start within {self.server.timeout:g} s"
+            self.dead = f"MCP server {self.server.name} did not start within {self.server.timeout:g} s" + self._said()
             self._task.cancel()
             raise McpUnavailable(self.dead) from None
+
+    def _said(self) -> str:
+        """The last line the server wrote to stderr since this start, as a clause (or nothing)."""
+        if self.log is None:
+            return ""
+        try:
+            with self.log.open("rb") as f:
+                f.seek(self._log_from)
+                text = f.read()[-4000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        from vance_cli.text import shorten
+
+        return f"; its stderr ends: {shorten(lines[-1], 200, one_line=True)} (all of it: {self.log})"
 
     async def _serve(self, ready: asyncio.Future) -> None:
         try:
@@ -95,7 +125,9 @@ class _Connection:
                 ready.set_result(True)
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - any failure makes the server unavailable
-            reason = f"MCP server {self.server.name} could not start: {type(exc).__name__}: {exc}"
+            exc = cause(exc)
+            reason = f"MCP server {self.server.name} could not start: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
+            reason += self._said()
             if not ready.done():
                 ready.set_exception(McpUnavailable(reason))
             else:
@@ -299,6 +331,39 @@ async def tools_of(server: McpServer, log: Path | None = None, *, warnings: list
     return list(tools)
 
 
+def log_path(scopes: Any, server_name: str) -> Path | None:
+    """Where a server's stderr goes: ``<state>/mcp/NAME.log`` (None when it cannot be made)."""
+    log_dir = Path(scopes.state_dir) / "mcp"
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return log_dir / f"{server_name}.log"
+
+
+@dataclass
+class Survey:
+    """What starting a server showed (`vance mcp list`, `vance doctor`)."""
+
+    tools: list[McpTool]
+    warnings: list[str]  # tools left out, and why
+    error: str | None = None  # why it did not start (None: it started)
+
+
+def survey(server: McpServer, scopes: Any) -> Survey:
+    """Start ``server`` (not a blocked one) and list its tools, or say why it does not start."""
+    import asyncio
+
+    warnings: list[str] = []
+    try:
+        tools = asyncio.run(tools_of(server, log_path(scopes, server.name), warnings=warnings))
+    except ModuleNotFoundError:
+        return Survey([], [], "the mcp package is missing; install it with: pip install 'vance[mcp]'")
+    except (McpUnavailable, TimeoutError) as exc:
+        return Survey([], [], str(exc) or f"MCP server {server.name} did not start in time")
+    return Survey(tools, warnings)  # type: ignore[arg-type]
+
+
 def provider(scopes: Any):
     """The registry's source of MCP tools for ``scopes`` (ToolRegistry.mcp): ``mcp:NAME/TOOL`` or
     ``mcp:NAME/*`` -> (tools, warning). Server stderr goes to ``<state>/mcp/NAME.log``."""
@@ -315,12 +380,7 @@ def provider(scopes: Any):
         server = startable.get(server_name) or servers.get(server_name)
         if server is None:
             return [], f"{name}: no MCP server {server_name} is configured ([mcp.servers.{server_name}] in config.toml)"
-        log_dir = Path(scopes.state_dir) / "mcp"
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-            log = log_dir / f"{server_name}.log"
-        except OSError:
-            log = None
+        log = log_path(scopes, server_name)
         warnings: list[str] = []
         try:
             tools = await tools_of(server, log, warnings=warnings)
