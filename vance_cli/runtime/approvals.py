@@ -59,6 +59,13 @@ UNCONFINED_NOTICE = (
 )
 
 
+def deny_rule(scopes: Scopes, settings: Settings, tool: str, subject: str | None) -> Rule | None:
+    """The deny rule (config.toml, remembered "deny") that stops ``tool`` on ``subject``, if one does:
+    for a call approved at its start, which no gate asks about (the check a caller gives a Benjy run)."""
+    verdict, rule = decide([*config_rules(settings), *remembered_rules(scopes)], tool, subject)
+    return rule if verdict == "deny" else None
+
+
 class ApprovalGate:
     """Rules, flags and the person's answers for one vance invocation (a chat, a Benjy run)."""
 

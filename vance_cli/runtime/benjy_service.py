@@ -171,6 +171,15 @@ class BenjyService:
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
+        if check:  # approved by whoever started the run, but never against the person's deny rules
+            from vance_cli.runtime.approvals import deny_rule
+
+            rule = deny_rule(self.runtime.scopes, self.runtime.settings, "exec_run", check)
+            if rule is not None:
+                raise UsageError(
+                    f"the check {check!r} is denied by the rule {rule.text} ({rule.source}): it runs through exec_run",
+                    hint="pass another check, or change the rule (vance chat: /permissions lists them)",
+                )
         loaded = load_recipe(recipe, self.runtime.scopes)
         if loaded.engine != "benjy":
             raise UsageError(f"recipe {loaded.name!r} runs the {loaded.engine} engine, not benjy",
