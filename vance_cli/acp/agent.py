@@ -42,7 +42,7 @@ from acp import (
 )
 from acp.schema import AgentCapabilities, Implementation, PermissionOption, ToolCallUpdate
 
-from vance_cli.errors import VanceError
+from vance_cli.errors import UsageError, VanceError
 from vance_cli.events import (
     Event,
     JournalEvent,
@@ -157,8 +157,10 @@ class VanceAgent:
             pid = self.runtime.find(resume=session_id, continue_last=False, all_folders=True)
             if pid is None:
                 raise RequestError.invalid_params({"sessionId": session_id, "reason": "no such Vance process"})
+            if pid != session_id:  # the client goes on with the id it sent: only the exact one works
+                raise UsageError(f"session id {session_id!r} is not exact: it is a prefix of {pid}", hint=f"load {pid}")
             process = self.runtime.store.load(pid)
-            self.runtime.check_runnable(process)
+            self.runtime.check_chat(process)  # what vance chat --resume accepts
         except VanceError as exc:
             raise _request_error(exc) from None
         self.sessions[pid] = ChatSession(runtime=self.runtime, pid=pid, model=self.model)

@@ -42,6 +42,8 @@ class ChatSession:
         if pid is None:
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
+        else:
+            runtime.check_chat(runtime.store.load(pid))
         return cls(runtime=runtime, pid=pid, model=model)
 
     def send(self, process: Process, text: str) -> None:
