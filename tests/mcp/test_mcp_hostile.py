@@ -110,3 +110,37 @@ def test_a_json_rpc_error_is_a_tool_error_and_the_server_stays_up(tmp_path):
     assert not err.ok and "bad params, try again with x" in err.content
     assert after.ok and "red" in after.content, after.content  # not "failed during rpcerr"
     assert not again.ok and "bad params" in again.content
+
+
+def test_tool_names_that_collide_as_model_names_are_left_out_with_a_warning_naming_both(tmp_path):
+    async def go():
+        warnings: list[str] = []
+        tools = await mcp_client.tools_of(hostile(tmp_path), warnings=warnings)
+        return [t.name for t in tools], warnings
+
+    names, warnings = asyncio.run(go())
+    assert not {n for n in names if names.count(n) > 1}  # the registry kept the last one, silently
+    assert "mcp__h__a_b" in names  # one of the two stays: the first by its server name
+    (dot,) = [w for w in warnings if "a.b" in w]
+    assert "mcp:h/a_b" in dot and "mcp__h__a_b" in dot and "left out" in dot
+    long1, long2 = "x" * 70 + "1", "x" * 70 + "2"
+    (cut,) = [w for w in warnings if long2 in w]
+    assert cut.startswith(f"mcp:h/{long2} left out") and f"mcp:h/{long1}" in cut  # the read-only one stays
+
+
+def test_two_servers_whose_tools_share_a_model_name_give_one_tool_and_a_warning():
+    from vance_cli.tools.registry import ToolRegistry
+
+    def tool(description):
+        return Tool(name="mcp__a__b__c", description=description, parameters={"type": "object"}, run=_ran)
+
+    first, second = tool("c of server a__b"), tool("b__c of server a")
+
+    async def provider(name):
+        return ([first] if name == "mcp:a__b/*" else [second]), None
+
+    reg = ToolRegistry()
+    reg.mcp = provider
+    tools, warnings = asyncio.run(reg.pool(["mcp:a__b/*", "mcp:a/*"]))
+    assert tools["mcp__a__b__c"] is first
+    assert warnings == ["mcp:a/*: mcp__a__b__c left out: mcp:a__b/* has a tool of that name"]

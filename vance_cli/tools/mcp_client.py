@@ -319,11 +319,21 @@ async def tools_of(server: McpServer, log: Path | None = None, *, warnings: list
 
         made: list[Tool] = []
         left_out: list[str] = []
-        for t in conn.tools:
+        taken: dict[str, str] = {}  # model name -> the server's name for the tool that has it
+        # by the server's name, so which of two colliding tools stays does not depend on its order
+        for t in sorted(conn.tools, key=lambda t: t.name):
+            name = model_name(server.name, t.name)
+            if name in taken:  # 'a.b' and 'a_b', or two names cut at 64 characters
+                left_out.append(
+                    f"mcp:{server.name}/{t.name} left out: its model name {name} is that of mcp:{server.name}/{taken[name]}"
+                )
+                continue
             try:
                 made.append(make_tool(server, t, log))
             except InvalidSchema as exc:
                 left_out.append(f"mcp:{server.name}/{t.name} left out: {exc.message}")
+                continue
+            taken[name] = t.name
         conn.made = (made, left_out)
     tools, left_out = conn.made
     if warnings is not None:
