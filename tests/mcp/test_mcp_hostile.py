@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import vance
 from vance_cli.config.mcp_servers import McpServer
 from vance_cli.tools import mcp_client
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
@@ -144,3 +146,24 @@ def test_two_servers_whose_tools_share_a_model_name_give_one_tool_and_a_warning(
     tools, warnings = asyncio.run(reg.pool(["mcp:a__b/*", "mcp:a/*"]))
     assert tools["mcp__a__b__c"] is first
     assert warnings == ["mcp:a/*: mcp__a__b__c left out: mcp:a__b/* has a tool of that name"]
+
+
+def test_a_schema_too_deep_for_the_sdk_to_read_fails_the_start_at_once(tmp_path):
+    started = time.monotonic()
+
+    async def go():
+        return await mcp_client.tools_of(hostile(tmp_path, env={"DEPTH": "120"}, timeout=30))
+
+    with pytest.raises(mcp_client.McpUnavailable) as info:
+        asyncio.run(go())
+    assert time.monotonic() - started < 20  # it waited the whole timeout before
+    assert "could not read" in str(info.value) and "recursion" in str(info.value), info.value
+
+
+def test_a_server_that_never_answers_leaves_no_stray_future_exception(vance_home):
+    (vance_home / "config.toml").write_text(
+        f'[mcp.servers.mute]\ncommand = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(60)"]\ntimeout = 2\n'
+    )
+    r = vance("mcp", "list", env={"VANCE_HOME": str(vance_home)})
+    assert r.returncode == 0 and "did not start within 2 s" in r.stdout, r.stdout + r.stderr
+    assert "Future exception was never retrieved" not in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -45,6 +45,15 @@ class McpToolError(Exception):
     """The server answered a call with a JSON-RPC error: that call failed, the server is still up."""
 
 
+def _first_line(exc: BaseException) -> str:
+    """What a parse error says, on one line, without the rejected input (pydantic repeats it)."""
+    from vance_cli.text import shorten
+
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    said = next((line for line in lines[1:] if not line.startswith("For further")), lines[0] if lines else "")
+    return shorten(said.split(" [type=")[0], 200, one_line=True) or type(exc).__name__
+
+
 def cause(exc: BaseException) -> BaseException:
     """The failure itself: the first leaf of an exception group (anyio's TaskGroup wraps it)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -60,6 +69,7 @@ class _Connection:
         self.tools: list[Any] = []
         self.made: tuple[list[Tool], list[str]] | None = None  # tools_of: (the tools, the left-out ones' warnings)
         self.dead: str | None = None
+        self.unread: str | None = None  # the last message from the server the SDK could not parse
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._log_from = 0  # where this start's stderr begins in the log
@@ -77,6 +87,7 @@ class _Connection:
             await asyncio.wait_for(asyncio.shield(ready), self.server.timeout)
         except TimeoutError:
             self.dead = f"MCP server {self.server.name} did not start within {self.server.timeout:g} s" + self._said()
+            ready.cancel()  # nobody waits for it any more: no "Future exception was never retrieved"
             self._task.cancel()
             raise McpUnavailable(self.dead) from None
 
@@ -119,16 +130,31 @@ class _Connection:
                 target = streamable_http_client(
                     self.server.url, http_client=httpx2.AsyncClient(headers=dict(self.server.headers))
                 )
-            async with Client(target, read_timeout_seconds=self.server.timeout) as client:
+
+            async def unreadable(message: Any) -> None:
+                """A message the SDK could not parse (a schema nested past its recursion limit):
+                the request it answered would wait for its timeout; a start fails at once."""
+                if isinstance(message, Exception):
+                    self.unread = _first_line(message)
+                    if not ready.done():
+                        ready.set_exception(McpUnavailable(
+                            f"MCP server {self.server.name} could not start: Vance could not read its answer ({self.unread})"
+                        ))
+
+            async with Client(target, read_timeout_seconds=self.server.timeout, message_handler=unreadable) as client:
                 self.client = client
-                self.tools = list((await client.list_tools()).tools)
-                ready.set_result(True)
+                tools = list((await client.list_tools()).tools)
+                if not ready.done():
+                    self.tools = tools
+                    ready.set_result(True)
                 await self._stop.wait()
         except BaseException as exc:  # noqa: BLE001 - any failure makes the server unavailable
             exc = cause(exc)
             reason = f"MCP server {self.server.name} could not start: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
             reason += self._said()
-            if not ready.done():
+            if isinstance(exc, asyncio.CancelledError) and not ready.done():
+                ready.cancel()
+            elif not ready.done():
                 ready.set_exception(McpUnavailable(reason))
             else:
                 self.dead = self.dead or f"MCP server {self.server.name} stopped: {type(exc).__name__}"
@@ -147,8 +173,9 @@ class _Connection:
         try:
             return await asyncio.wait_for(self.client.call_tool(tool, arguments), self.server.timeout)
         except TimeoutError:
+            unread = f"; its last message could not be read ({self.unread})" if self.unread else ""
             raise McpUnavailable(
-                f"MCP server {self.server.name} did not answer {tool} within {self.server.timeout:g} s (its timeout)"
+                f"MCP server {self.server.name} did not answer {tool} within {self.server.timeout:g} s (its timeout){unread}"
             ) from None
         except MCPError as exc:
             if exc.code != CONNECTION_CLOSED:  # the server's JSON-RPC error reply: this call failed, it is up
