@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
-from vance_cli.llm.endpoints import shown_url
+from vance_cli.text import shown_url
 from vance_cli.names import DEMO_PREFIX
 
 MIN_PYTHON = (3, 11)

@@ -205,3 +205,21 @@ class HeadTail:
         if self.total <= self.cap:
             return self.head + tail
         return f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
+
+
+def shown_url(url: str | None) -> str | None:
+    """``url`` as messages show it: a password in it (``user:pass@``) and its query (``?key=…``)
+    are left out, so an error line, the retry line, `vance doctor` or `vance mcp list` never
+    prints a credential (a model's api_base, an MCP server's url)."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a URL that does not parse)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "", ""))

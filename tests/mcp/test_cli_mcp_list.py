@@ -71,3 +71,16 @@ def test_a_server_that_does_not_start_says_why_with_its_stderr_in_mcp_list_and_d
         assert "missing API key: set FOO_TOKEN" in text, text  # the server's own last stderr line
         assert "refused" in text and "onnect" in text, text  # the HTTP connection was refused
     assert (vance_home / "mcp" / "exits.log").read_text().endswith("missing API key: set FOO_TOKEN\n")
+
+
+def test_credentials_in_a_server_url_are_not_shown_by_mcp_list_or_doctor(vance_home):
+    (vance_home / "config.toml").write_text(
+        '[mcp.servers.remote]\nurl = "http://user:PASSWORD@127.0.0.1:9/mcp?api_key=SECRET_IN_URL"\ntimeout = 10\n'
+        'headers = { Authorization = "Bearer SECRET_HEADER" }\n'
+    )
+    listed = run_cli("mcp", "list")
+    doctor = run_cli("doctor", "--offline", env={"VANCE_MODEL": "openai/x"})
+    shown = listed.stdout + listed.stderr + doctor.stdout + doctor.stderr
+    assert "remote (user, http): http://***@127.0.0.1:9/mcp?…" in listed.stdout, listed.stdout
+    for secret in ("PASSWORD", "SECRET_IN_URL", "SECRET_HEADER"):
+        assert secret not in shown, secret

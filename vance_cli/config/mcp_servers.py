@@ -50,12 +50,14 @@ class McpServer:
 
     @property
     def where(self) -> str:
-        """The command line or the URL, for a person to read."""
+        """The command line or the URL (a password and query in it left out), for a person to read."""
         if self.command:
             import shlex
 
             return shlex.join([self.command, *self.args])
-        return self.url or ""
+        from vance_cli.text import shown_url
+
+        return shown_url(self.url) or ""
 
     def key(self) -> tuple:
         """What makes two configurations the same server (one connection per process for each)."""

@@ -152,6 +152,10 @@ class _Connection:
             exc = cause(exc)
             reason = f"MCP server {self.server.name} could not start: {type(exc).__name__}" + (f": {exc}" if str(exc) else "")
             reason += self._said()
+            if self.server.url:  # an HTTP error may quote the URL: never its password or query
+                from vance_cli.text import shown_url
+
+                reason = reason.replace(self.server.url, shown_url(self.server.url) or "")
             if isinstance(exc, asyncio.CancelledError) and not ready.done():
                 ready.cancel()
             elif not ready.done():
