@@ -79,3 +79,19 @@ async def test_a_benjy_run_or_a_prefix_does_not_load_as_a_session_and_a_chat_doe
     # a prefix loaded before, registered under the full id: the client's next prompt got "unknown session"
     assert outcome[chat_id[:12]] != "loaded" and chat_id in outcome[chat_id[:12]], outcome[chat_id[:12]]
     assert json.loads((vance_home / "processes" / f"{benjy_id}.json").read_text())["status"] == "DONE"
+
+
+async def test_a_new_session_needs_an_absolute_existing_folder(fake_openai, env, tmp_path):
+    client = EditorClient()
+    outcome: dict[str, str] = {}
+    async with spawn_agent_process(client, sys.executable, "-m", "vance_cli", "acp", env=subprocess_env(env),
+                                   cwd=str(Path.cwd())) as (conn, _):
+        await _start(conn, client)
+        for cwd in ["relative/dir", str(tmp_path / "nonexistent"), str(tmp_path)]:
+            try:
+                outcome[cwd] = (await conn.new_session(cwd=cwd, mcp_servers=[])).session_id
+            except Exception as exc:  # noqa: BLE001 - a JSON-RPC error reply
+                outcome[cwd] = "refused: " + _error(exc)
+    assert outcome["relative/dir"].startswith("refused") and "absolute" in outcome["relative/dir"]
+    assert outcome[str(tmp_path / "nonexistent")].startswith("refused") and "not an existing folder" in outcome[str(tmp_path / "nonexistent")]
+    assert not outcome[str(tmp_path)].startswith("refused")
