@@ -35,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -107,6 +108,18 @@ BENJY_PARAMETERS: dict[str, Any] = {
 def said(exc: VanceError) -> str:
     """A VanceError as the caller reads it: what went wrong and how to fix it, on two lines."""
     return exc.message + (f"\nfix: {exc.hint}" if exc.hint else "")
+
+
+# The flags of `vance benjy run` that BenjyService's errors name, as benjy_run's arguments.
+BENJY_ARGUMENTS = {
+    "--workspace": "workspace", "--target": "target", "--criteria": "criteria", "--recipe": "recipe",
+    "--check": "check", "--allow-exec": "allowExec", "--model": "model", "--keep-workspace": "keepWorkspace",
+}
+
+
+def as_arguments(text: str) -> str:
+    """``text`` with the CLI's flags named as benjy_run's arguments (the caller never typed a flag)."""
+    return re.sub(r"--[a-z]+(?:-[a-z]+)*", lambda m: BENJY_ARGUMENTS.get(m.group(0), m.group(0)), text)
 
 
 def todo_line(todos: list[dict[str, Any]]) -> str:
@@ -234,7 +247,7 @@ class VanceMcp:
                 keep_workspace=bool(args.get("keepWorkspace")), approved_by=APPROVED_BY,
             )
         except VanceError as exc:
-            return ToolResult.error(said(exc))
+            return ToolResult.error(as_arguments(said(exc)))
         with started:
             pid = started.process.id
             progress = RunProgress(ctx.extra.get("progress"), pid)
