@@ -53,3 +53,39 @@ def test_a_deny_rule_refuses_the_check_of_vance_benjy_run_and_another_rule_does_
     assert denied.returncode == 2 and "rule exec_run:rm *" in denied.stderr, denied.stderr
     allowed = run_cli("benjy", "run", "one file", "--workspace", str(ws), "--check", f"{sys.executable} check.py", env=env)
     assert (ws / "CHECK_RAN").exists(), allowed.stderr
+
+
+def test_a_runs_grant_approves_only_the_tools_it_lists():
+    """A Benjy run started by an MCP client approves its workers' file_write (and exec_run with
+    allowExec): an MCP tool a worker's recipe adds is not among them and is asked about (nobody
+    can answer in vance mcp serve: not run)."""
+    from vance_cli.config.scopes import Scopes
+    from vance_cli.config.settings import Settings
+    from vance_cli.runtime.approvals import ApprovalGate
+    from vance_cli.store.process import Process
+    from vance_cli.tools.approval import ALLOW, PENDING, grant_run
+    from vance_cli.tools.base import Tool, ToolContext, ToolResult
+    from vance_cli.tools.registry import builtin_registry
+
+    scopes = Scopes.discover()
+    gate = ApprovalGate(scopes, Settings.load(scopes))
+    run = Process(engine="benjy", recipe={"name": "b", "engine": "benjy"})
+    grant_run(run.engine_params, by="the MCP client", tools=["file_write"], check="pytest")
+    worker = Process(engine="ford", recipe={"name": "w", "engine": "ford"}, parent=run.id)
+
+    class Host:
+        def find(self, pid):
+            return run if pid == run.id else None
+
+    async def note(args, ctx):
+        return ToolResult("noted")
+
+    mcp_note = Tool(name="mcp__h__note", description="", parameters={"type": "object"}, run=note, side_effects=True)
+    ctx = ToolContext(workspace=scopes.cwd, settings=gate.settings, process_id=worker.id)
+
+    def decide(tool, args):
+        return asyncio.run(gate.approve(worker, tool, "c1", args, ctx, host=Host()))[0]
+
+    assert decide(builtin_registry().get("file_write"), {"path": "a.txt", "content": "x"}).verdict == ALLOW
+    assert decide(mcp_note, {}).verdict == PENDING  # approved by the run's grant before
+    assert decide(builtin_registry().get("exec_run"), {"command": "ls"}).verdict == PENDING  # no allowExec

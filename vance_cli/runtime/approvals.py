@@ -123,7 +123,7 @@ class ApprovalGate:
             return Decision(DENY, reason=f"a rule denies it: {rule.text} ({rule.source})", by=f"rule {rule.text}"), request
         if not tool.needs_approval and verdict != "ask":  # a Tool.ruled call: only a rule stops or asks
             return Decision(ALLOW, by=f"{tool.name} needs no approval"), request
-        grant = None if untrusted else approved_run(process, host)
+        grant = None if untrusted else approved_run(process, host, tool.name)
         if grant is not None and verdict != "deny":
             return Decision(ALLOW, by=f"approved at the start of run {grant}"), request
         if preview.sandboxed is False:
