@@ -105,11 +105,6 @@ BENJY_PARAMETERS: dict[str, Any] = {
 }
 
 
-def said(exc: VanceError) -> str:
-    """A VanceError as the caller reads it: what went wrong and how to fix it, on two lines."""
-    return exc.message + (f"\nfix: {exc.hint}" if exc.hint else "")
-
-
 # The flags of `vance benjy run` that BenjyService's errors name, as benjy_run's arguments.
 BENJY_ARGUMENTS = {
     "--workspace": "workspace", "--target": "target", "--criteria": "criteria", "--recipe": "recipe",
@@ -247,7 +242,7 @@ class VanceMcp:
                 keep_workspace=bool(args.get("keepWorkspace")), approved_by=APPROVED_BY,
             )
         except VanceError as exc:
-            return ToolResult.error(as_arguments(said(exc)))
+            return ToolResult.error(as_arguments(exc.said()))
         with started:
             pid = started.process.id
             progress = RunProgress(ctx.extra.get("progress"), pid)
@@ -264,7 +259,7 @@ class VanceMcp:
                     await progress.flush()
                 raise
             except VanceError as exc:
-                return ToolResult.error(f"{said(exc)}\nthe run {pid} is saved; continue it with: vance benjy resume {pid}")
+                return ToolResult.error(f"{exc.said()}\nthe run {pid} is saved; continue it with: vance benjy resume {pid}")
             finally:
                 unsubscribe()
                 progress.close()
@@ -315,7 +310,7 @@ class VanceMcp:
         try:
             found = self._registry().get(uri[len(SCHEMA_URI):])
         except VanceError as exc:
-            raise MCPError(types.INVALID_PARAMS, said(exc), data={"uri": uri}) from None
+            raise MCPError(types.INVALID_PARAMS, exc.said(), data={"uri": uri}) from None
         text = json_text(found.schema, indent=2)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=SCHEMA_MIME, text=text)])
 
@@ -345,7 +340,7 @@ def build(vance: VanceMcp) -> Server:
         try:
             return types.ListResourcesResult(resources=vance.resource_list())
         except VanceError as exc:
-            raise MCPError(types.INTERNAL_ERROR, said(exc)) from None
+            raise MCPError(types.INTERNAL_ERROR, exc.said()) from None
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return vance.read(str(params.uri))

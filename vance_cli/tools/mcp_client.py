@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import json
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -109,6 +111,7 @@ class _Connection:
         return f"; its stderr ends: {shorten(lines[-1], 200, one_line=True)} (all of it: {self.log})"
 
     async def _serve(self, ready: asyncio.Future) -> None:
+        closing = contextlib.ExitStack()
         try:
             from mcp import Client, StdioServerParameters
 
@@ -121,7 +124,8 @@ class _Connection:
                     env=dict(self.server.env) or None,
                     cwd=self.server.cwd,
                 )
-                errlog = open(self.log, "a", encoding="utf-8") if self.log else open("/dev/null", "w")  # noqa: SIM115
+                errlog = open(self.log, "a", encoding="utf-8") if self.log else open(os.devnull, "w")  # noqa: SIM115
+                closing.callback(errlog.close)  # when the connection ends, however it ends
                 target: Any = stdio_client(params, errlog=errlog)
             else:
                 import httpx2
@@ -162,6 +166,8 @@ class _Connection:
                 ready.set_exception(McpUnavailable(reason))
             else:
                 self.dead = self.dead or f"MCP server {self.server.name} stopped: {type(exc).__name__}"
+        finally:
+            closing.close()
 
     @property
     def usable(self) -> bool:
@@ -416,9 +422,11 @@ def provider(scopes: Any):
         if match is None:
             return [], f"{name}: not an MCP tool name (mcp:SERVER/TOOL or mcp:SERVER/*)"
         server_name, tool = match.groups()
-        servers = {s.name: s for s in reversed(configured_servers(scopes))}
-        startable = {s.name: s for s in configured_servers(scopes) if s.blocked is None}
-        server = startable.get(server_name) or servers.get(server_name)
+        configured = configured_servers(scopes)
+        # the one that starts; else the first shown (an untrusted project's: why it does not start)
+        server = next((s for s in configured if s.name == server_name and s.blocked is None), None) or next(
+            (s for s in configured if s.name == server_name), None
+        )
         if server is None:
             return [], f"{name}: no MCP server {server_name} is configured ([mcp.servers.{server_name}] in config.toml)"
         log = log_path(scopes, server_name)

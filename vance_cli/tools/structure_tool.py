@@ -87,8 +87,7 @@ async def _run(args: dict[str, Any], ctx: ToolContext, *, error_json: bool = Fal
         failure = error_object(exc.message, exc.hint, type(exc).__name__, exc.exit_code)
         if error_json:  # vance mcp serve: exactly what `vance structure --json` prints
             return ToolResult(content=json.dumps(failure, ensure_ascii=False), ok=False, data=failure)
-        text = exc.message + (f" (fix: {exc.hint})" if exc.hint else "")
-        return ToolResult(content=f"ERROR: structure: {text}", ok=False, data=failure)
+        return ToolResult(content=f"ERROR: structure: {exc.said()}", ok=False, data=failure)
     payload = result.to_dict()
     return ToolResult(content=json.dumps(payload, ensure_ascii=False), ok=True, data=payload)
 
