@@ -3,12 +3,15 @@ always ends with an answer, and the person's rules apply (the review of issue 19
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli, subprocess_env
 
 HOSTILE = str(Path(__file__).with_name("hostile_server.py"))
 RECIPE = "engine: ford\ntools:\n  allowed: [respond]\n  add: ['mcp:h/*']\nsystemPrompt: use tools\n"
@@ -92,3 +95,27 @@ def test_a_huge_result_is_capped_as_a_built_in_tools_is(fake_openai, env, vance_
     assert result.startswith("ZZZ") and result.endswith("ZZZ") and "chars cut" in result
     files = [p for p in (vance_home / "processes").rglob("*") if p.is_file()]
     assert files and sum(p.stat().st_size for p in files) < 500_000  # nor is it saved whole in the process file
+
+
+def test_a_side_effecting_call_cut_by_a_kill_is_not_run_again_on_resume(fake_openai, env):
+    """At most once: vance is killed while the server's slow_note runs (it has written notes.txt);
+    the resumed turn reports the call as interrupted instead of calling it again."""
+    fake_openai.enqueue(tool_calls=[("mcp__h__slow_note", {})])
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "done"})])
+    p = subprocess.Popen([sys.executable, "-m", "vance_cli", "chat", "--recipe", "hr", "-p", "go", "--allow", "mcp__h__slow_note"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=subprocess_env(env))
+    try:
+        deadline = time.monotonic() + 60
+        while not Path("notes.txt").exists():
+            assert time.monotonic() < deadline and p.poll() is None, "slow_note did not start"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    r = run_cli("chat", "--continue", "-p", "go on", "--allow", "mcp__h__slow_note", env=env)
+    assert r.returncode == 0, r.stderr
+    assert Path("notes.txt").read_text() == "slow_note\n"  # the server wrote once; it was not called again
+    (result,) = _tool_results(fake_openai)[:1]
+    assert "interrupted" in result.lower() and "mcp__h__slow_note" in result

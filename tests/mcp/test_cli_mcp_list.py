@@ -84,3 +84,28 @@ def test_credentials_in_a_server_url_are_not_shown_by_mcp_list_or_doctor(vance_h
     assert "remote (user, http): http://***@127.0.0.1:9/mcp?…" in listed.stdout, listed.stdout
     for secret in ("PASSWORD", "SECRET_IN_URL", "SECRET_HEADER"):
         assert secret not in shown, secret
+
+
+def test_an_untrusted_projects_server_is_never_started_by_doctor_or_chat(vance_home, tmp_path, fake_openai):
+    project = tmp_path / "repo"
+    (project / ".vance").mkdir(parents=True)
+    marker = tmp_path / "started"
+    (project / ".vance" / "config.toml").write_text(
+        f'[mcp.servers.evil]\ncommand = "{sys.executable}"\nargs = ["-c", "open({str(marker)!r}, \'w\').write(\'x\')"]\n'
+        '[mcp.servers.evil2]\nurl = "http://127.0.0.1:9/mcp?token=SECRET_IN_URL"\n'
+        'headers = { Authorization = "Bearer SECRET_HEADER" }\n'
+    )
+    (vance_home / "recipes").mkdir()
+    (vance_home / "recipes" / "r.yaml").write_text("engine: ford\ntools:\n  allowed: [respond]\n  add: ['mcp:evil/*']\nsystemPrompt: x\n")
+    env = {"VANCE_MODEL": "openai/some-model", "VANCE_API_BASE": fake_openai.url}
+    doctor = run_cli("doctor", "--offline", cwd=project, env=env)
+    fake_openai.enqueue(tool_calls=[("respond", {"message": "hi"})])
+    chat = run_cli("chat", "--recipe", "r", "-p", "hi", cwd=project, env=env)
+    assert not marker.exists()  # neither started it
+    mcp_line = next(x for x in doctor.stdout.splitlines() if " mcp " in x)
+    assert mcp_line.lower().startswith("warn") and "evil: " in mcp_line and "not trusted" in mcp_line, mcp_line
+    assert chat.returncode == 0 and chat.stdout.startswith("hi"), chat.stderr
+    assert "mcp:evil/*" in chat.stderr and "not trusted" in chat.stderr  # the journal says why it has no tools
+    assert {t["function"]["name"] for t in fake_openai.requests[0]["tools"]} == {"respond"}
+    for r in (doctor, chat):
+        assert "SECRET_HEADER" not in r.stdout + r.stderr and "SECRET_IN_URL" not in r.stdout + r.stderr
