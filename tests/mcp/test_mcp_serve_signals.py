@@ -75,6 +75,22 @@ def _wait_for(what, seconds: float = 60) -> None:
         time.sleep(0.05)
 
 
+def _slow_interpret(fake_openai) -> tuple[Brain, threading.Event, threading.Event]:
+    """A two-item Benjy brain whose interpret call thinks until ``release`` (at most 30 s);
+    ``interpreting`` is set once the call is under way."""
+    brain = Brain(items=2)
+    interpreting, release = threading.Event(), threading.Event()
+
+    def reply(body):
+        if stage_of(body.get("messages") or []) == "INTERPRET" and not release.is_set():
+            interpreting.set()
+            release.wait(30)
+        return brain.reply_body(body)
+
+    fake_openai.responder = reply
+    return brain, interpreting, release
+
+
 def _status(env) -> tuple[str, str]:
     (row,) = [r for r in json_lines(run_cli("ps", "--json", "--all", env=env).stdout) if r["engine"] == "benjy"]
     return row["id"], row["status"]
@@ -83,17 +99,7 @@ def _status(env) -> tuple[str, str]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_mid_run_saves_it_suspended_quickly(signum, fake_openai, tmp_path, env):
     ws = _ws(tmp_path)
-    brain = Brain(items=2)
-    interpreting = threading.Event()
-    release = threading.Event()
-
-    def reply(body):
-        if stage_of(body.get("messages") or []) == "INTERPRET" and not release.is_set():
-            interpreting.set()
-            release.wait(30)  # the model thinks long
-        return brain.reply_body(body)
-
-    fake_openai.responder = reply
+    brain, interpreting, release = _slow_interpret(fake_openai)
     p = _serve(env)
     try:
         _call_benjy_run(p, {"goal": "write two item files", "workspace": str(ws), "check": CHECK})
@@ -120,17 +126,7 @@ def test_a_stop_signal_mid_run_saves_it_suspended_quickly(signum, fake_openai, t
 
 def test_the_clients_sdk_closing_the_pipe_mid_run_saves_it_suspended(served, fake_openai, tmp_path, env):
     ws = _ws(tmp_path)
-    brain = Brain(items=2)
-    interpreting = threading.Event()
-    release = threading.Event()
-
-    def reply(body):
-        if stage_of(body.get("messages") or []) == "INTERPRET" and not release.is_set():
-            interpreting.set()
-            release.wait(30)
-        return brain.reply_body(body)
-
-    fake_openai.responder = reply
+    brain, interpreting, release = _slow_interpret(fake_openai)
 
     async def go():
         async with served.client() as c:
