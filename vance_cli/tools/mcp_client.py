@@ -34,6 +34,13 @@ from vance_cli.tools.base import Tool, ToolContext, ToolResult
 MAX_RESULT_CHARS = 100_000
 
 
+def recipe_name(server: str, tool: str) -> str:
+    """The name a recipe adds the tool by: ``mcp:SERVER/TOOL``."""
+    from vance_cli.names import MCP_PREFIX
+
+    return f"{MCP_PREFIX}{server}/{tool}"
+
+
 def model_name(server: str, tool: str) -> str:
     """The name the model calls: letters, digits, '_' and '-' only, at most 64 characters."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", f"mcp__{server}__{tool}")[:64]
@@ -313,7 +320,7 @@ def make_tool(server: McpServer, mcp_tool: Any, log: Path | None = None) -> McpT
 
     schema = dict(mcp_tool.input_schema or {"type": "object"})
     schema.setdefault("type", "object")
-    check_schema(schema, f"the input schema of mcp:{server.name}/{mcp_tool.name}")
+    check_schema(schema, f"the input schema of {recipe_name(server.name, mcp_tool.name)}")
     claimed = claims_read_only(mcp_tool)
     read_only = claimed and server.trust_read_only
 
@@ -362,13 +369,14 @@ async def tools_of(server: McpServer, log: Path | None = None, *, warnings: list
             name = model_name(server.name, t.name)
             if name in taken:  # 'a.b' and 'a_b', or two names cut at 64 characters
                 left_out.append(
-                    f"mcp:{server.name}/{t.name} left out: its model name {name} is that of mcp:{server.name}/{taken[name]}"
+                    f"{recipe_name(server.name, t.name)} left out: its model name {name} is that of "
+                    f"{recipe_name(server.name, taken[name])}"
                 )
                 continue
             try:
                 made.append(make_tool(server, t, log))
             except InvalidSchema as exc:
-                left_out.append(f"mcp:{server.name}/{t.name} left out: {exc.message}")
+                left_out.append(f"{recipe_name(server.name, t.name)} left out: {exc.message}")
                 continue
             taken[name] = t.name
         conn.made = (made, left_out)
@@ -399,8 +407,6 @@ class Survey:
 
 def survey(server: McpServer, scopes: Any) -> Survey:
     """Start ``server`` (not a blocked one) and list its tools, or say why it does not start."""
-    import asyncio
-
     warnings: list[str] = []
     try:
         tools = asyncio.run(tools_of(server, log_path(scopes, server.name), warnings=warnings))
@@ -408,7 +414,7 @@ def survey(server: McpServer, scopes: Any) -> Survey:
         return Survey([], [], "the mcp package is missing; install it with: pip install 'vance[mcp]'")
     except (McpUnavailable, TimeoutError) as exc:
         return Survey([], [], str(exc) or f"MCP server {server.name} did not start in time")
-    return Survey(tools, warnings)  # type: ignore[arg-type]
+    return Survey([t for t in tools if isinstance(t, McpTool)], warnings)
 
 
 def provider(scopes: Any):
@@ -436,7 +442,7 @@ def provider(scopes: Any):
         except (McpUnavailable, TimeoutError) as exc:
             return [], f"{name}: {exc}"
         if tool != "*":
-            warnings = [w for w in warnings if w.startswith(f"mcp:{server_name}/{tool} ")]
+            warnings = [w for w in warnings if w.startswith(f"{recipe_name(server_name, tool)} ")]
             tools = [t for t in tools if t.name == model_name(server_name, tool)]
             if not tools and not warnings:
                 warnings.append(f"{name}: server {server_name} has no tool {tool}")
