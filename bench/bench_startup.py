@@ -8,8 +8,13 @@
    first line of output against the whole of `vance --help` (goal ≤ 1.5×: they start as quickly
    as help; their own work streams after it). Their total times are printed too.
 
-Run: python bench/bench_startup.py [--runs N] [--only help|chat|doctor|demo]. Each command runs in
-a fresh interpreter; medians are compared; exit 1 when a ratio misses its goal.
+4. What each command imports (``--only imports``): a command that uses neither MCP nor ACP imports
+   neither SDK (issue 19: `vance --help`, `vance chat -p`, `vance doctor --offline`, `vance mcp
+   --help`, `vance mcp list` without servers, `vance acp --help`); litellm and textual are shown too.
+
+Run: python bench/bench_startup.py [--runs N] [--only help|chat|doctor|demo|imports]. Each command
+runs in a fresh interpreter; medians are compared; exit 1 when a ratio misses its goal or a command
+imports an SDK it does not use.
 """
 
 from __future__ import annotations
@@ -39,6 +44,40 @@ FLOOR = (
 
 
 CPU: dict[str, list[float]] = {}
+
+# Runs one command in this interpreter and names the optional SDKs and heavy libraries it imported.
+IMPORT_PROBE = (
+    "import sys\nfrom vance_cli.cli.main import run\n"
+    "try:\n    run(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    "sys.stderr.write('IMPORTED=' + ','.join(m for m in ('mcp', 'acp', 'litellm', 'textual') if m in sys.modules) + '\\n')\n"
+)
+# Commands that use neither MCP nor ACP: neither SDK may be imported (issue 19).
+NO_SDK = (["--help"], ["chat", "-p", "hi", "-q"], ["doctor", "--offline"], ["mcp", "--help"], ["mcp", "list"], ["acp", "--help"])
+
+
+def imports_of(argv: list[str], env: dict) -> set[str]:
+    """The SDKs and heavy libraries ``vance ARGV`` imports (mcp, acp, litellm, textual)."""
+    r = subprocess.run([sys.executable, "-c", IMPORT_PROBE, *argv], capture_output=True, text=True, env=env)
+    line = next((x for x in r.stderr.splitlines() if x.startswith("IMPORTED=")), None)
+    if line is None:
+        raise SystemExit(f"vance {' '.join(argv)}: the import probe did not finish: {r.stderr[-500:]}")
+    return {m for m in line.removeprefix("IMPORTED=").split(",") if m}
+
+
+def check_imports(env: dict) -> bool:
+    """Print what each command imports; False when one that uses neither imports mcp or acp."""
+    from tests.fakeserver import FakeOpenAIServer
+
+    ok = True
+    with FakeOpenAIServer() as server:
+        run_env = {**env, "VANCE_MODEL": "openai/bench-model", "VANCE_API_BASE": server.url, "VANCE_API_KEY": "x"}
+        for argv in NO_SDK:
+            got = imports_of(argv, run_env)
+            sdks = got & {"mcp", "acp"}
+            ok &= not sdks
+            mark = "ok" if not sdks else f"MISSED: imports {', '.join(sorted(sdks))}"
+            print(f"imports vance {' '.join(argv):<22} {', '.join(sorted(got)) or 'none of mcp, acp, litellm, textual'}   {mark}")
+    return ok
 
 
 def timed(cmd: list[str], env: dict) -> float:
@@ -89,7 +128,7 @@ def compare(name: str, base_cmd: list[str], ours_cmd: list[str], env: dict, runs
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--only", choices=sorted(GOALS))
+    ap.add_argument("--only", choices=[*sorted(GOALS), "imports"])
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="vance-bench-"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_HOME": str(tmp / "home"), "NO_COLOR": "1"}
@@ -101,7 +140,10 @@ def main() -> int:
     vance = [sys.executable, "-m", "vance_cli"]
     help_cmd = [*vance, "--help"]
     ok = True
-    wanted = [args.only] if args.only else list(GOALS)
+    wanted = [args.only] if args.only else [*GOALS, "imports"]
+
+    if "imports" in wanted:
+        ok &= check_imports(env)
 
     if "help" in wanted:
         ok &= compare("help", [sys.executable, "-c", "import typer"], help_cmd, env, args.runs, ("import typer", "vance --help"))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vance_cli.errors import VanceError
-from vance_cli.llm.endpoints import shown_url
+from vance_cli.text import shown_url
 from vance_cli.names import DEMO_PREFIX
 
 MIN_PYTHON = (3, 11)
@@ -266,22 +266,18 @@ class Doctor:
         servers = configured_servers(self.scopes)
         if not servers:
             return None
-        import asyncio
+        from vance_cli.tools.mcp_client import survey
 
         good, bad, held = [], [], []
         for server in servers:
             if server.blocked:
                 held.append(f"{server.name}: {server.blocked}")
                 continue
-            try:
-                from vance_cli.tools import mcp_client
-
-                tools = asyncio.run(mcp_client.tools_of(server))
-                good.append(f"{server.name} ({len(tools)} tools)")
-            except ModuleNotFoundError:
-                bad.append(f"{server.name}: the mcp package is missing")
-            except (mcp_client.McpUnavailable, TimeoutError) as exc:
-                bad.append(str(exc))
+            found = survey(server, self.scopes)
+            if found.error is not None:
+                bad.append(found.error if server.name in found.error else f"{server.name}: {found.error}")
+            else:
+                good.append(f"{server.name} ({len(found.tools)} tools)")
         if bad:
             return Check("mcp", FAIL, "; ".join(bad), "fix the command or url in [mcp.servers] (run `vance mcp list`); "
                          "for a missing package: pip install 'vance[mcp]'")

@@ -37,6 +37,11 @@ class VanceError(Exception):
         self.message = message
         self.hint = hint
 
+    def said(self) -> str:
+        """The message and its fix on one line, for a tool's result or a protocol's error reply
+        (where ``render``'s "error:" lines are for a terminal)."""
+        return self.message + (f" (fix: {self.hint})" if self.hint else "")
+
     def render(self) -> str:
         text = f"error: {self.message}"
         if self.hint:

@@ -163,3 +163,63 @@ def json_depth(value: Any) -> int:
             best = max(best, depth)
             stack.extend((v, depth + 1) for v in node)
     return best
+
+
+class HeadTail:
+    """Keeps the first third and the last two thirds of a stream within ``cap`` characters, the
+    cut marked in the middle (exec_run's output, an MCP tool's result).
+
+    The tail gets more room because errors and summaries come at the end of build output.
+    """
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head_cap = cap // 3
+        self.tail_cap = cap - self.head_cap
+        self.head = ""
+        self._tail: list[str] = []
+        self._tail_len = 0
+        self.total = 0
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.head_cap:
+            take = self.head_cap - len(self.head)
+            self.head += text[:take]
+            text = text[take:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            # Compact now and then, not per chunk.
+            if self._tail_len > 2 * self.tail_cap:
+                kept = "".join(self._tail)[-self.tail_cap :]
+                self._tail = [kept]
+                self._tail_len = len(kept)
+
+    @property
+    def cut(self) -> int:
+        return max(0, self.total - self.cap)
+
+    def text(self) -> str:
+        tail = "".join(self._tail)
+        if self.total <= self.cap:
+            return self.head + tail
+        return f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
+
+
+def shown_url(url: str | None) -> str | None:
+    """``url`` as messages show it: a password in it (``user:pass@``) and its query (``?key=…``)
+    are left out, so an error line, the retry line, `vance doctor` or `vance mcp list` never
+    prints a credential (a model's api_base, an MCP server's url)."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a URL that does not parse)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "", ""))

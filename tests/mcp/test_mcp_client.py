@@ -18,9 +18,9 @@ from vance_cli.tools.base import ToolContext
 TOY = str(Path(__file__).with_name("toy_server.py"))
 
 
-def _server(tmp_path, timeout=10.0, **kw):
+def _server(tmp_path, timeout=10.0, trust_read_only=True, **kw):
     return McpServer(name="toy", origin="user", source=tmp_path / "config.toml", command=sys.executable,
-                     args=(TOY,), cwd=str(tmp_path), timeout=timeout, **kw)
+                     args=(TOY,), cwd=str(tmp_path), timeout=timeout, trust_read_only=trust_read_only, **kw)
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def _stop_servers():
 
 def test_tools_results_side_effects_and_bounded_failures(tmp_path):
     async def go():
-        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, timeout=3))}
+        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, timeout=6))}
         ctx = ToolContext(workspace=tmp_path)
         assert set(tools) >= {"mcp__toy__lookup", "mcp__toy__note", "mcp__toy__hang", "mcp__toy__crash"}
         assert not tools["mcp__toy__lookup"].side_effects and tools["mcp__toy__note"].side_effects
@@ -45,11 +45,12 @@ def test_tools_results_side_effects_and_bounded_failures(tmp_path):
         assert n.ok and (tmp_path / "notes.txt").read_text() == "hello\n"
         started = time.monotonic()
         h = await tools["mcp__toy__hang"].invoke("{}", ctx)
-        assert not h.ok and "did not answer" in h.content and time.monotonic() - started < 8
+        assert not h.ok and "did not answer" in h.content and time.monotonic() - started < 12
         c = await tools["mcp__toy__crash"].invoke("{}", ctx)
         assert not c.ok and "MCP server toy" in c.content
+        # the server died: the next call starts it again (once) and is answered
         after = await tools["mcp__toy__lookup"].invoke(json.dumps({"country": "peru"}), ctx)
-        assert not after.ok  # a dead server answers with an error, never hangs
+        assert after.ok and after.content == "Lima", after.content
 
     asyncio.run(go())
 
@@ -80,3 +81,17 @@ def test_a_slow_start_is_bounded_by_start_timeout_not_by_the_call_timeout(tmp_pa
         assert "did not start within 1 s (its start_timeout)" in str(info.value)
 
     asyncio.run(go())
+
+
+def test_a_read_only_claim_counts_only_when_the_server_is_trusted_with_it(tmp_path):
+    async def go(trust):
+        tools = {t.name: t for t in await mcp_client.tools_of(_server(tmp_path, trust_read_only=trust))}
+        return tools["mcp__toy__lookup"], tools["mcp__toy__note"]
+
+    lookup, note = asyncio.run(go(False))
+    assert lookup.claims_read_only and lookup.side_effects and lookup.needs_approval  # asks, at most once
+    assert note.side_effects and not note.claims_read_only
+    mcp_client.shutdown()
+    lookup, note = asyncio.run(go(True))
+    assert not lookup.side_effects and not lookup.needs_approval and lookup.ruled  # rules still decide it
+    assert note.side_effects and note.needs_approval

@@ -29,6 +29,7 @@ def test_user_servers_start_and_an_untrusted_projects_are_shown_not_started(tmp_
     scopes, _, proj = _scopes(tmp_path)
     servers = {s.name: s for s in configured_servers(scopes)}
     assert servers["toy"].blocked is None and servers["toy"].args == ("toy.py",) and servers["toy"].timeout == 5
+    assert servers["toy"].trust_read_only is False  # a server's read-only claims are not trusted by default
     assert servers["repo"].blocked is not None and "not trusted" in servers["repo"].blocked
     assert "vance trust" in servers["repo"].blocked
     assert set(startable(scopes)) == {"toy"}
@@ -56,6 +57,7 @@ def test_untrusted_project_mcp_settings_are_named_as_ignored(tmp_path):
         ('[mcp.servers.a]\ncommand = "x"\ntimeout = 0\n', "above 0"),
         ('[mcp.servers.a]\ncommand = "x"\nstart_timeout = nan\n', "above 0"),
         ('[mcp.servers.a]\ncommand = "x"\ncmd = "y"\n', "unknown key"),
+        ('[mcp.servers.a]\ncommand = "x"\ntrust_read_only = "yes"\n', "true or false"),
     ],
 )
 def test_a_malformed_server_is_a_config_error_naming_the_key(tmp_path, text, words):

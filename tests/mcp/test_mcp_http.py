@@ -59,6 +59,7 @@ def test_a_streamable_http_server_is_listed_and_its_tools_reach_the_model(fake_o
     (vance_home / "recipes" / "mcpr.yaml").write_text(RECIPE)
     (vance_home / "config.toml").write_text(
         f'[mcp.servers.web]\nurl = "{toy_url}"\nheaders = {{ Authorization = "Bearer s3cret" }}\ntimeout = 10\n'
+        "trust_read_only = true\n"
     )
     listed = run_cli("mcp", "list")
     assert listed.returncode == 0, listed.stderr

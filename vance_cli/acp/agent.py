@@ -42,7 +42,7 @@ from acp import (
 )
 from acp.schema import AgentCapabilities, Implementation, PermissionOption, ToolCallUpdate
 
-from vance_cli.errors import VanceError
+from vance_cli.errors import UsageError, VanceError
 from vance_cli.events import (
     Event,
     JournalEvent,
@@ -144,8 +144,14 @@ class VanceAgent:
         return None
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kw: Any) -> NewSessionResponse:
+        # (the secret/home workspace refusal of benjy_service.resolve_workspace belongs here too, on ``folder``)
+        folder = Path(cwd)
         try:
-            process = self.runtime.new_process(self.recipe, model=self.model, workspace=Path(cwd))
+            if not folder.is_absolute():  # ACP: cwd is an absolute path; a relative one would be vance acp's
+                raise UsageError(f"the session's cwd {cwd!r} is not an absolute path", hint="send the project folder's absolute path")
+            if not folder.is_dir():
+                raise UsageError(f"the session's cwd {cwd} is not an existing folder", hint="open an existing project folder")
+            process = self.runtime.new_process(self.recipe, model=self.model, workspace=folder.resolve())
         except VanceError as exc:
             raise _request_error(exc) from None
         self.sessions[process.id] = ChatSession(runtime=self.runtime, pid=process.id)
@@ -157,8 +163,10 @@ class VanceAgent:
             pid = self.runtime.find(resume=session_id, continue_last=False, all_folders=True)
             if pid is None:
                 raise RequestError.invalid_params({"sessionId": session_id, "reason": "no such Vance process"})
+            if pid != session_id:  # the client goes on with the id it sent: only the exact one works
+                raise UsageError(f"session id {session_id!r} is not exact: it is a prefix of {pid}", hint=f"load {pid}")
             process = self.runtime.store.load(pid)
-            self.runtime.check_runnable(process)
+            self.runtime.check_chat(process)  # what vance chat --resume accepts
         except VanceError as exc:
             raise _request_error(exc) from None
         self.sessions[pid] = ChatSession(runtime=self.runtime, pid=pid, model=self.model)

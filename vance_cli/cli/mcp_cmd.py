@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
             if server.blocked:
                 typer.echo(f"  not started: {server.blocked}")
             elif not no_start:
-                for line in _tools(server):
+                for line in _tools(server, scopes):
                     typer.echo(f"  {line}")
 
     @mcp.command("serve")
@@ -55,22 +55,16 @@ def register(app: typer.Typer) -> None:
         asyncio.run(serve_mcp(scopes, settings, model_factory))
 
 
-def _tools(server) -> list[str]:
-    import asyncio
+def _tools(server, scopes) -> list[str]:
+    from vance_cli.tools.mcp_client import survey
 
-    try:
-        from vance_cli.tools import mcp_client
-    except ImportError:  # pragma: no cover
-        return ["cannot start: install the extra with: pip install 'vance[mcp]'"]
-
-    async def go():
-        return await mcp_client.tools_of(server)
-
-    try:
-        tools = asyncio.run(go())
-    except ModuleNotFoundError:
-        return ["cannot start: the mcp package is missing; install it with: pip install 'vance[mcp]'"]
-    except (mcp_client.McpUnavailable, TimeoutError) as exc:
-        return [f"does not start: {exc}"]
-    marks = [f"{t.name}{'' if t.side_effects else ' (read-only)'}" for t in tools]
-    return ["starts; tools: " + (", ".join(marks) or "none")]
+    found = survey(server, scopes)
+    if found.error is not None:
+        return [f"does not start: {found.error}"]
+    marks = [f"{t.name}{'' if t.side_effects else ' (read-only)'}" for t in found.tools]
+    lines = ["starts; tools: " + (", ".join(marks) or "none"), *found.warnings]
+    if not server.trust_read_only and any(t.claims_read_only for t in found.tools):
+        claimed = ", ".join(t.name for t in found.tools if t.claims_read_only)
+        lines.append(f"says read-only (not trusted, so each call asks): {claimed}; "
+                     f"to trust its claim: trust_read_only = true in [mcp.servers.{server.name}]")
+    return lines

@@ -77,9 +77,10 @@ def exit_for(result: Any, *, quiet: bool, stale_head: str) -> None:
 
 
 def _emit_error(message: str, hint: str | None, kind: str, code: int) -> None:
+    from vance_cli.structure.errors import error_object
     from vance_cli.terminal import emit_json
 
-    emit_json({"status": "error", "errors": [message], "hint": hint, "errorType": kind, "exitCode": code})
+    emit_json(error_object(message, hint, kind, code))
 
 
 def read_prompt(prompt: str | None) -> str:

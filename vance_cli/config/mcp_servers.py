@@ -1,7 +1,9 @@
 """MCP servers configured in config.toml (``[mcp.servers.NAME]``), per scope, and whether each may start.
 
 A server is a stdio command (``command`` + ``args`` + ``env``) or a streamable-HTTP endpoint
-(``url`` + ``headers``); ``timeout`` bounds its start and every call (seconds). The user scope's
+(``url`` + ``headers``); ``timeout`` bounds its start and every call (seconds). A tool's
+``readOnlyHint`` is the server's claim: only with ``trust_read_only = true`` does a tool that
+claims it run without asking (a deny or ask rule still applies). The user scope's
 servers always start; a project's only in a trusted folder (config/trust.py): an untrusted folder's
 server config is shown (``vance mcp list``), never started, because the repository chose the command.
 A project server with the name of a user one replaces it (in a trusted folder).
@@ -42,6 +44,8 @@ class McpServer:
     headers: tuple[tuple[str, str], ...] = ()
     timeout: float = DEFAULT_MCP_TIMEOUT
     start_timeout: float = DEFAULT_MCP_START_TIMEOUT
+    # the person trusts the server's readOnlyHint: such a tool runs without asking (rules still apply)
+    trust_read_only: bool = False
     # None: it may start; else why it does not (and how to change that)
     blocked: str | None = field(default=None, compare=False)
 
@@ -51,16 +55,18 @@ class McpServer:
 
     @property
     def where(self) -> str:
-        """The command line or the URL, for a person to read."""
+        """The command line or the URL (a password and query in it left out), for a person to read."""
         if self.command:
             import shlex
 
             return shlex.join([self.command, *self.args])
-        return self.url or ""
+        from vance_cli.text import shown_url
+
+        return shown_url(self.url) or ""
 
     def key(self) -> tuple:
         """What makes two configurations the same server (one connection per process for each)."""
-        return (self.name, self.command, self.args, self.env, self.cwd, self.url, self.headers)
+        return (self.name, self.command, self.args, self.env, self.cwd, self.url, self.headers, self.trust_read_only)
 
 
 def _servers_in(path: Path) -> dict[str, Any]:
@@ -100,6 +106,7 @@ def configured_servers(scopes: Scopes) -> list[McpServer]:
                 start_timeout=float(
                     block.get("start_timeout", max(DEFAULT_MCP_START_TIMEOUT, block.get("timeout", 0)))
                 ),
+                trust_read_only=bool(block.get("trust_read_only", False)),
                 blocked=blocked,
             )
             if blocked is None:

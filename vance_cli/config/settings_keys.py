@@ -65,7 +65,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...] | None] = {
     "permissions": ("allow", "ask", "deny", "sandboxed_exec"),
     "mcp": ("servers",),  # [mcp.servers.NAME]: config/mcp_servers.py
 }
-MCP_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "timeout", "start_timeout")
+MCP_SERVER_KEYS = ("command", "args", "env", "cwd", "url", "headers", "timeout", "start_timeout", "trust_read_only")
 MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 PER_MODEL_KEYS = tuple(k for k in MODEL_KEYS if k != "default") + ("capabilities",)
 
@@ -108,6 +108,8 @@ def check_servers(table: Any, source: str) -> None:
                     fail(f"{where}.{key}", f"expected a finite number, got {t!r} (seconds above 0)")
                 if t <= 0:
                     fail(f"{where}.{key}", "expected a number of seconds above 0")
+        if "trust_read_only" in block and not isinstance(block["trust_read_only"], bool):
+            fail(f"{where}.trust_read_only", "expected true or false")
 
 
 # --------------------------------------------------------------------------- dotted keys

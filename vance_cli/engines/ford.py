@@ -68,7 +68,7 @@ from vance_cli.messages import Message, ToolCall
 from vance_cli.store.process import Process, Status
 from vance_cli.text import shorten
 from vance_cli.tools.approval import ALLOW, DENY, REFUSED, Decision, denied_text
-from vance_cli.tools.base import MALFORMED, Tool, ToolResult
+from vance_cli.tools.base import MALFORMED, SchemaUnusable, Tool, ToolResult
 from vance_cli.tools.respond import RESPOND
 
 NO_TOOL_CALL_CORRECTION = (
@@ -639,7 +639,7 @@ class FordEngine(Engine):
             return ToolResult(content=INTERRUPTED_RESULT.format(name=call.name), ok=False)
         tool = tools.get(call.name)
         approved_by = None
-        if tool is not None and tool.needs_approval and self.deps.approvals is not None:
+        if tool is not None and (tool.needs_approval or tool.ruled) and self.deps.approvals is not None:
             args = _valid_arguments(tool, call)
             if args is not None:  # a malformed call is answered as such below, never asked about
                 decision = await self._approve(process, tool, call, args)
@@ -780,7 +780,10 @@ def _valid_arguments(tool: Tool, call: ToolCall) -> dict | None:
         args = call.parsed_arguments()
     except ValueError:
         return None
-    if not isinstance(args, dict) or tool.validate(args):
+    try:
+        if not isinstance(args, dict) or tool.validate(args):
+            return None
+    except SchemaUnusable:  # Tool.invoke answers it; nothing to ask about
         return None
     return args
 

@@ -99,18 +99,3 @@ def normalize_api_base(model: str, api_base: str | None) -> str | None:
     else:  # OpenAI-compatible: the client appends /chat/completions itself
         path = _strip_suffix(path, "/chat/completions")
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
-
-
-def shown_url(url: str | None) -> str | None:
-    """``url`` as messages show it: a password in it (``user:pass@``) and its query (``?key=…``)
-    are left out, so an error line, the retry line or `vance doctor` never prints a credential."""
-    if not url:
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(an api_base that is not a URL)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    return urlunsplit((parts.scheme, netloc, parts.path, "…" if parts.query else "", ""))

@@ -44,7 +44,7 @@ def check_request_allowed(model: str, api_base: str | None) -> None:
     """Raise ModelRequestsForbidden when the switch is off and the endpoint is not loopback."""
     if model_requests_allowed() or is_loopback(api_base):
         return
-    from vance_cli.llm.endpoints import shown_url
+    from vance_cli.text import shown_url
 
     where = shown_url(api_base) or "the provider's default endpoint"
     raise ModelRequestsForbidden(

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from vance_cli.errors import TransportError
-from vance_cli.llm.endpoints import shown_url
+from vance_cli.text import shown_url
 from vance_cli.names import DEFAULT_RETRIES
 from vance_cli.text import shorten
 

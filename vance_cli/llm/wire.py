@@ -17,7 +17,7 @@ from typing import Any
 
 from vance_cli.errors import ModelError
 from vance_cli.llm.base import Capabilities, ChatModel, ChatRequest, Completion
-from vance_cli.llm.endpoints import shown_url
+from vance_cli.text import shown_url
 from vance_cli.llm.profile import ModelProfile
 from vance_cli.llm.retry import Announce, SlowDown, announce_on_stderr
 from vance_cli.messages import Message, ToolCall, Usage

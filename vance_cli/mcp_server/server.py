@@ -22,6 +22,10 @@ Cancellation (``notifications/cancelled``): the run is asked to stop at its next
 (between two tasks: SUSPENDED, resumable with `vance benjy resume ID`); if none comes within
 ``STOP_GRACE`` seconds, the call under way is cut as Ctrl+C would cut it (also saved SUSPENDED).
 MCP never answers a cancelled request, so the resume command travels in the progress messages.
+When the server itself goes away (the client closed stdin; SIGTERM or SIGHUP, as
+runtime/interrupt.py maps them for the CLI) the runs get ``CLOSE_GRACE`` seconds instead: the SDK's
+client sends SIGTERM 2 s after closing stdin, and SIGKILL after that. The check under way is
+killed with its run (tools/exec_run.py); stderr names each stopped run and how to resume it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -54,6 +59,7 @@ from vance_cli.tools.base import Tool, ToolContext, ToolResult
 SCHEMA_URI = "vance://schemas/"
 SCHEMA_MIME = "application/schema+json"
 STOP_GRACE = 10.0  # seconds a cancelled run has to reach a safe point before its current call is cut
+CLOSE_GRACE = 0.5  # the same when the server goes away (the client's SDK kills it 2 s after closing stdin)
 APPROVED_BY = "the MCP client (vance mcp serve)"
 
 ModelFactory = Callable[[str, Settings], ChatModel]
@@ -99,9 +105,16 @@ BENJY_PARAMETERS: dict[str, Any] = {
 }
 
 
-def said(exc: VanceError) -> str:
-    """A VanceError as the caller reads it: what went wrong and how to fix it, on two lines."""
-    return exc.message + (f"\nfix: {exc.hint}" if exc.hint else "")
+# The flags of `vance benjy run` that BenjyService's errors name, as benjy_run's arguments.
+BENJY_ARGUMENTS = {
+    "--workspace": "workspace", "--target": "target", "--criteria": "criteria", "--recipe": "recipe",
+    "--check": "check", "--allow-exec": "allowExec", "--model": "model", "--keep-workspace": "keepWorkspace",
+}
+
+
+def as_arguments(text: str) -> str:
+    """``text`` with the CLI's flags named as benjy_run's arguments (the caller never typed a flag)."""
+    return re.sub(r"--[a-z]+(?:-[a-z]+)*", lambda m: BENJY_ARGUMENTS.get(m.group(0), m.group(0)), text)
 
 
 def todo_line(todos: list[dict[str, Any]]) -> str:
@@ -185,6 +198,8 @@ class VanceMcp:
         self.scopes = scopes
         self.settings = settings
         self.model_factory = model_factory
+        self.closing = asyncio.Event()  # the server goes away: runs get CLOSE_GRACE to stop
+        self.stopped: list[str] = []  # the runs a cancel or the server's end stopped
         self.tools: dict[str, Tool] = {
             "structure": make_tool(with_model=True),
             "benjy_run": Tool(name="benjy_run", description=BENJY_DESCRIPTION, parameters=BENJY_PARAMETERS,
@@ -227,7 +242,7 @@ class VanceMcp:
                 keep_workspace=bool(args.get("keepWorkspace")), approved_by=APPROVED_BY,
             )
         except VanceError as exc:
-            return ToolResult.error(said(exc))
+            return ToolResult.error(as_arguments(exc.said()))
         with started:
             pid = started.process.id
             progress = RunProgress(ctx.extra.get("progress"), pid)
@@ -244,24 +259,28 @@ class VanceMcp:
                     await progress.flush()
                 raise
             except VanceError as exc:
-                return ToolResult.error(f"{said(exc)}\nthe run {pid} is saved; continue it with: vance benjy resume {pid}")
+                return ToolResult.error(f"{exc.said()}\nthe run {pid} is saved; continue it with: vance benjy resume {pid}")
             finally:
                 unsubscribe()
                 progress.close()
         return run_outcome(result)
 
-    @staticmethod
-    async def _stop(service: BenjyService, run: asyncio.Future, pid: str) -> str:
-        """Stop a cancelled run at its next safe point; cut it after STOP_GRACE. Its status then."""
+    async def _stop(self, service: BenjyService, run: asyncio.Future, pid: str) -> str:
+        """Stop a cancelled run at its next safe point; cut it after STOP_GRACE (CLOSE_GRACE once
+        the server goes away). Its status then."""
         service.request_stop()
+        self.stopped.append(pid)
+        closing = asyncio.ensure_future(self.closing.wait())
         try:
-            await asyncio.wait_for(asyncio.shield(run), STOP_GRACE)
-        except TimeoutError:
-            run.cancel()  # as Ctrl+C: the runtime saves the process SUSPENDED
-            with contextlib.suppress(BaseException):
-                await run
-        except BaseException:  # noqa: BLE001 - a failure is saved in the file; its status says it
-            pass
+            await asyncio.wait({run, closing}, timeout=STOP_GRACE, return_when=asyncio.FIRST_COMPLETED)
+            if not run.done() and self.closing.is_set():
+                await asyncio.wait({run}, timeout=CLOSE_GRACE)
+        finally:
+            closing.cancel()
+        if not run.done():
+            run.cancel()  # as Ctrl+C: the runtime saves the process SUSPENDED (and kills a check under way)
+        with contextlib.suppress(BaseException):  # a failure is saved in the file; its status says it
+            await run
         try:
             return service.runtime.store.load(pid).status.value
         except VanceError:
@@ -291,7 +310,7 @@ class VanceMcp:
         try:
             found = self._registry().get(uri[len(SCHEMA_URI):])
         except VanceError as exc:
-            raise MCPError(types.INVALID_PARAMS, said(exc), data={"uri": uri}) from None
+            raise MCPError(types.INVALID_PARAMS, exc.said(), data={"uri": uri}) from None
         text = json_text(found.schema, indent=2)
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=SCHEMA_MIME, text=text)])
 
@@ -321,7 +340,7 @@ def build(vance: VanceMcp) -> Server:
         try:
             return types.ListResourcesResult(resources=vance.resource_list())
         except VanceError as exc:
-            raise MCPError(types.INTERNAL_ERROR, said(exc)) from None
+            raise MCPError(types.INTERNAL_ERROR, exc.said()) from None
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         return vance.read(str(params.uri))
@@ -352,12 +371,81 @@ def quiet_sdk_logs() -> None:
     logger.propagate = False
 
 
+class StdinLines:
+    """stdin's lines for the SDK's stdio_server, read on a daemon thread (the SDK's own reader is a
+    worker thread nothing can interrupt: a SIGTERM would wait for the client's next line). fd 0 is
+    pointed at the null device meanwhile, as the SDK does, so no child reads the client's messages.
+    At the end of stdin, ``closing`` is set before the server sees it: the runs it cancels then get
+    CLOSE_GRACE."""
+
+    def __init__(self, closing: asyncio.Event) -> None:
+        import io
+        import threading
+
+        self.closing = closing
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        wire = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        self.source = io.TextIOWrapper(os.fdopen(wire, "rb"), encoding="utf-8", errors="replace")
+        threading.Thread(target=self._read, name="vance-mcp-stdin", daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for line in self.source:
+                self.loop.call_soon_threadsafe(self.queue.put_nowait, line)
+        except (OSError, ValueError):  # the pipe broke: as its end
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens any more
+                self.loop.call_soon_threadsafe(self._end)
+
+    def _end(self) -> None:
+        self.closing.set()
+        self.queue.put_nowait(None)
+
+    def __aiter__(self) -> StdinLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.queue.get()
+        if line is None:
+            raise StopAsyncIteration
+        return line
+
+
+def resume_hint(stopped: list[str]) -> str:
+    """How to go on with the runs the server's end stopped."""
+    if not stopped:
+        return "no run was under way"
+    return "; ".join(f"continue run {pid} with: vance benjy resume {pid}" for pid in dict.fromkeys(stopped))
+
+
 async def serve(scopes: Scopes, settings: Settings, model_factory: ModelFactory) -> None:
-    """Speak MCP on stdin/stdout until the client closes the connection."""
+    """Speak MCP on stdin/stdout until the client closes the connection (or SIGTERM/SIGHUP:
+    Interrupted, its hint naming the stopped runs)."""
     from mcp.server.stdio import stdio_server
 
+    from vance_cli.errors import Interrupted
+    from vance_cli.runtime.interrupt import stop_on_signals
+
     quiet_sdk_logs()
-    server = build(VanceMcp(scopes, settings, model_factory))
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    vance = VanceMcp(scopes, settings, model_factory)
+    server = build(vance)
+
+    async def speak() -> None:
+        async with stdio_server(stdin=StdinLines(vance.closing)) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        await stop_on_signals(speak(), before=vance.closing.set)
+    except Interrupted as exc:
+        exc.hint = resume_hint(vance.stopped)
+        raise
+    if vance.stopped:
+        import sys
+
+        print(f"vance mcp serve: the client went away; {resume_hint(vance.stopped)}", file=sys.stderr)
 

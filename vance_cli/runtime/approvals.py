@@ -1,7 +1,8 @@
 """The approval gate: the one place that decides whether a tool call with side effects may run.
 
 Engines ask it before a call that needs approval (``Tool.needs_approval``) is recorded as started
-(engines/ford.py). It decides, in this order:
+(engines/ford.py), and before a call of a ``Tool.ruled`` tool (an MCP tool whose read-only claim
+is trusted), which only a deny or ask rule stops or asks about. It decides, in this order:
 
 1. a ``deny`` rule that matches (config.toml of the user, of a trusted project, remembered
    "deny" choices) denies: the model is told, nothing runs;
@@ -56,6 +57,13 @@ UNCONFINED_NOTICE = (
     "commands run WITHOUT a sandbox here ({why}): a command can read and change anything your user can. "
     "Each command asks first (unless your rules or --yes allow it)."
 )
+
+
+def deny_rule(scopes: Scopes, settings: Settings, tool: str, subject: str | None) -> Rule | None:
+    """The deny rule (config.toml, remembered "deny") that stops ``tool`` on ``subject``, if one does:
+    for a call approved at its start, which no gate asks about (the check a caller gives a Benjy run)."""
+    verdict, rule = decide([*config_rules(settings), *remembered_rules(scopes)], tool, subject)
+    return rule if verdict == "deny" else None
 
 
 class ApprovalGate:
@@ -113,7 +121,9 @@ class ApprovalGate:
         verdict, rule = decide(self.rules, tool.name, subject)
         if verdict == "deny":
             return Decision(DENY, reason=f"a rule denies it: {rule.text} ({rule.source})", by=f"rule {rule.text}"), request
-        grant = None if untrusted else approved_run(process, host)
+        if not tool.needs_approval and verdict != "ask":  # a Tool.ruled call: only a rule stops or asks
+            return Decision(ALLOW, by=f"{tool.name} needs no approval"), request
+        grant = None if untrusted else approved_run(process, host, tool.name)
         if grant is not None and verdict != "deny":
             return Decision(ALLOW, by=f"approved at the start of run {grant}"), request
         if preview.sandboxed is False:

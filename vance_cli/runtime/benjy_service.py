@@ -219,6 +219,15 @@ class BenjyService:
 
         if not goal.strip():
             raise UsageError("the goal is empty", hint='pass the goal as text: vance benjy run "make the tests pass"')
+        if check:  # approved by whoever started the run, but never against the person's deny rules
+            from vance_cli.runtime.approvals import deny_rule
+
+            rule = deny_rule(self.runtime.scopes, self.runtime.settings, "exec_run", check)
+            if rule is not None:
+                raise UsageError(
+                    f"the check {check!r} is denied by the rule {rule.text} ({rule.source}): it runs through exec_run",
+                    hint="pass another check, or change the rule (vance chat: /permissions lists them)",
+                )
         setup = self.setup(recipe, criteria=criteria, model=model)  # fail fast, before any file is written
         ws, temporary = self.resolve_workspace(workspace, target, setup.params.workTarget.targetName)
         options = {"check": check, "allowExec": allow_exec, "criteriaFiles": setup.criteria_files, "model": model}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from vance_cli.errors import Interrupted
@@ -20,8 +20,10 @@ T = TypeVar("T")
 STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
 
 
-async def stop_on_signals(awaitable: Awaitable[T]) -> T:
-    """Await ``awaitable`` in the current task; a stop signal cancels it and raises Interrupted."""
+async def stop_on_signals(awaitable: Awaitable[T], *, before: Callable[[], object] | None = None) -> T:
+    """Await ``awaitable`` in the current task; a stop signal cancels it and raises Interrupted.
+
+    ``before`` is called first (`vance mcp serve` shortens the grace its runs get to stop)."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     received: list[int] = []
@@ -29,6 +31,8 @@ async def stop_on_signals(awaitable: Awaitable[T]) -> T:
     def on_signal(signum: int) -> None:
         if not received and task is not None:
             received.append(signum)
+            if before is not None:
+                before()
             task.cancel()
 
     installed = []

@@ -287,6 +287,18 @@ class Runtime:
             self._stop(process, Status.SUSPENDED, "interrupted")
             raise
 
+    def check_chat(self, process: Process) -> None:
+        """UsageError (StoreError) unless ``process`` is a chat this vance can continue: what `vance
+        chat --resume` and ACP's session/load accept (a Benjy run goes on with `vance benjy`)."""
+        self.check_runnable(process)
+        if process.engine == "benjy":
+            raise UsageError(
+                f"process {process.id} is a Benjy run, not a chat",
+                hint=f"continue it with: vance benjy resume {process.id} (or vance benjy answer {process.id} \"...\" when it asks)",
+            )
+        if process.status == Status.DONE:
+            raise UsageError(f"process {process.id} is DONE", hint="start a new one")
+
     def check_runnable(self, process: Process) -> None:
         """StoreError (before anything changes) when this vance cannot drive ``process``."""
         from vance_cli.runtime.checks import unrunnable_reason

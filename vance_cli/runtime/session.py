@@ -55,6 +55,8 @@ class ChatSession:
                 attach_in(runtime, runtime.scopes.cwd, first)
             pid = runtime.new_process(recipe, model=model).id
             model = None  # already resolved into the new process
+        else:
+            runtime.check_chat(runtime.store.load(pid))
         return cls(runtime=runtime, pid=pid, model=model)
 
     def attach(self, process: Process, text: str) -> Attached:

@@ -8,8 +8,14 @@ from __future__ import annotations
 
 from vance_cli.errors import InvalidSchema, VanceError
 
-__all__ = ["InvalidSchema", "SchemaNotFound"]
+__all__ = ["InvalidSchema", "SchemaNotFound", "error_object"]
 
 
 class SchemaNotFound(VanceError):
     """A named schema no scope holds."""
+
+
+def error_object(message: str, hint: str | None, kind: str, code: int) -> dict:
+    """The object `vance structure --json` prints for a failure, and `vance mcp serve`'s structure
+    returns for one: ``{"status": "error", "errors": [...], "hint": ..., "errorType": ..., "exitCode": N}``."""
+    return {"status": "error", "errors": [message], "hint": hint, "errorType": kind, "exitCode": code}

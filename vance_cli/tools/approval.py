@@ -148,13 +148,18 @@ def denied_text(tool: str, decision: Decision) -> str:
 APPROVED_RUN = "approvedRun"
 
 
-def approved_run(process: Process, host: WorkerHost | None) -> str | None:
-    """The id of the run (``process`` or an ancestor) the person approved at its start, or None."""
+def approved_run(process: Process, host: WorkerHost | None, tool: str | None = None) -> str | None:
+    """The id of the run (``process`` or an ancestor) the person approved at its start, or None;
+    with ``tool``: only when that run's grant lists it (the tools shown when it was approved)."""
     seen: set[str] = set()
     current: Process | None = process
     while current is not None and current.id not in seen:
         seen.add(current.id)
-        if isinstance(current.engine_params.get(APPROVED_RUN), dict):
+        grant = current.engine_params.get(APPROVED_RUN)
+        if isinstance(grant, dict):
+            listed = grant.get("tools")
+            if tool is not None and isinstance(listed, list) and tool not in listed:
+                return None  # the nearest grant decides: it did not approve this tool
             return current.id
         if not current.parent or host is None:
             return None

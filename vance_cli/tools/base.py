@@ -116,6 +116,10 @@ class ToolResult:
 
 MALFORMED = "malformed"
 
+
+class SchemaUnusable(Exception):
+    """A tool's parameter schema that no validator can use (Tool.validate; Tool.invoke answers it)."""
+
 RunFn = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
 
 
@@ -134,6 +138,9 @@ class Tool:
     # at-most-once but still acts in the person's name (process_spawn starts work that runs
     # commands). A tool added later (an MCP tool) sets it like a built-in does.
     approval: bool | None = None
+    # Whether the person's rules still decide a call that needs no approval (a deny rule stops it,
+    # an ask rule asks; no rule: it runs): an MCP tool whose server's read-only claim is trusted.
+    ruled: bool = False
     # How a call is shown when it is asked about (a diff, the command...): an async function of
     # (arguments, ctx) returning a tools.approval.Preview; None: its arguments as JSON.
     preview: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
@@ -146,20 +153,30 @@ class Tool:
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     def validate(self, arguments: dict[str, Any]) -> list[str]:
-        """Problems with the arguments, one line each (empty when valid)."""
+        """Problems with the arguments, one line each (empty when valid); SchemaUnusable when the
+        tool's own schema cannot check them (an MCP server's schema that is not one)."""
         from vance_cli.schema.quick import plainly_valid
 
         if plainly_valid(self.parameters, arguments):  # the usual case, without importing jsonschema
             return []
-        validator = self.__dict__.get("_validator")
-        if validator is None:
-            from jsonschema import Draft202012Validator
+        try:
+            validator = self.__dict__.get("_validator")
+            if validator is None:
+                # structure's validator: the draft the schema declares, and a registry that never
+                # fetches a remote $ref (jsonschema's default would GET any URL a server names)
+                from vance_cli.schema.reasons import make_validator
 
-            from vance_cli.schema.reasons import guarded_class
+                validator = self.__dict__["_validator"] = make_validator(self.parameters)
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        except Exception as exc:  # noqa: BLE001 - a bad type, an unresolvable $ref, a schema nested too deep
+            from vance_cli.text import shorten
 
-            validator = self.__dict__["_validator"] = guarded_class(Draft202012Validator)(self.parameters)
+            raise SchemaUnusable(
+                f"the parameter schema of {self.name} cannot check its arguments "
+                f"({type(exc).__name__}: {shorten(str(exc), 200, one_line=True)}); the tool cannot be called"
+            ) from None
         problems = []
-        for err in sorted(validator.iter_errors(arguments), key=lambda e: list(e.path)):
+        for err in errors:
             where = "/".join(str(p) for p in err.path) or "(arguments)"
             problems.append(f"{where}: {err.message}")
         return problems
@@ -172,7 +189,10 @@ class Tool:
             return ToolResult.malformed(f"arguments for {self.name} are not valid JSON ({exc.msg}); send a JSON object")
         if not isinstance(args, dict):
             return ToolResult.malformed(f"arguments for {self.name} must be a JSON object")
-        problems = self.validate(args)
+        try:
+            problems = self.validate(args)
+        except SchemaUnusable as exc:  # the tool's fault, not the call's: not counted as malformed
+            return ToolResult.error(str(exc))
         if problems:
             return ToolResult.malformed(f"invalid arguments for {self.name}: " + "; ".join(problems))
         try:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vance_cli.text import HeadTail
 from vance_cli.tools import git_guard
 from vance_cli.tools.base import Tool, ToolContext, ToolResult
 from vance_cli.tools.paths import (
@@ -263,49 +264,6 @@ async def plan(ctx: ToolContext, root: Path, cwd: Path) -> Plan:
 # --------------------------------------------------------------------------- running
 
 
-class _HeadTail:
-    """Keeps the first third and the last two thirds of a stream within `cap` characters.
-
-    The tail gets more room because errors and summaries come at the end of build output.
-    """
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.head_cap = cap // 3
-        self.tail_cap = cap - self.head_cap
-        self.head = ""
-        self._tail: list[str] = []
-        self._tail_len = 0
-        self.total = 0
-
-    def add(self, text: str) -> None:
-        self.total += len(text)
-        if len(self.head) < self.head_cap:
-            take = self.head_cap - len(self.head)
-            self.head += text[:take]
-            text = text[take:]
-        if text:
-            self._tail.append(text)
-            self._tail_len += len(text)
-            # Compact now and then, not per chunk.
-            if self._tail_len > 2 * self.tail_cap:
-                kept = "".join(self._tail)[-self.tail_cap :]
-                self._tail = [kept]
-                self._tail_len = len(kept)
-
-    @property
-    def cut(self) -> int:
-        return max(0, self.total - self.cap)
-
-    def text(self) -> str:
-        tail = "".join(self._tail)
-        if self.total <= self.cap:
-            return self.head + tail
-        return (
-            f"{self.head}\n[... {self.cut:,} chars cut ...]\n{tail[-self.tail_cap :]}"
-        )
-
-
 class _Collector(asyncio.SubprocessProtocol):
     """Gathers stdout+stderr and signals process exit and pipe close separately.
 
@@ -313,7 +271,7 @@ class _Collector(asyncio.SubprocessProtocol):
     Python 3.11 `Process.wait()` waits for the pipes too and would hang until the timeout.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, buf: _HeadTail) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, buf: HeadTail) -> None:
         self.buf = buf
         self.exited: asyncio.Future[None] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()
@@ -441,7 +399,7 @@ async def _exec_run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     git_note: str | None = None
 
     loop = asyncio.get_running_loop()
-    buf = _HeadTail(MAX_OUTPUT_CHARS)
+    buf = HeadTail(MAX_OUTPUT_CHARS)
     status_r, status_w = os.pipe()
     reaper = () if how.sandboxed else _reaper_argv(status_w)
     spawn = asyncio.ensure_future(loop.subprocess_exec(

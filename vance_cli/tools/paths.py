@@ -24,10 +24,7 @@ class WorkspaceError(VanceError):
     """A path or workspace problem a tool reports back to the model."""
 
     def as_result(self) -> ToolResult:
-        text = self.message
-        if self.hint:
-            text += f" (fix: {self.hint})"
-        return ToolResult.error(text)
+        return ToolResult.error(self.said())
 
 
 class PathOutsideWorkspace(WorkspaceError):

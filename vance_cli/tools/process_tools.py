@@ -102,7 +102,7 @@ async def _spawn(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             engine_params=params,
         )
     except VanceError as exc:
-        return ToolResult.error(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+        return ToolResult.error(exc.said())
     return ToolResult(
         content=(
             f"Started worker {child_id} ({recipe['name']}, {recipe['engine']}) in {ctx.workspace}. It runs after your turn; "

@@ -29,15 +29,21 @@ class ToolRegistry:
         (an MCP server that is not configured, not trusted or does not start)."""
         tools: dict[str, Tool] = {}
         warnings: list[str] = []
+        came_from: dict[str, str] = {}  # an MCP tool's name -> the recipe's name that brought it
         for name in names:
             if name.startswith(MCP_PREFIX) and name not in self._tools:
                 if self.mcp is None:
                     warnings.append(f"{name}: MCP tools are not available here")
                     continue
                 found, warning = await self.mcp(name)
-                tools.update((t.name, t) for t in found)
                 if warning:
                     warnings.append(warning)
+                for t in found:
+                    if t.name in tools and tools[t.name] is not t:  # two servers, one model name: the first stays
+                        warnings.append(f"{name}: {t.name} left out: {came_from[t.name]} has a tool of that name")
+                        continue
+                    tools[t.name] = t
+                    came_from.setdefault(t.name, name)
             else:
                 tools[name] = self.get(name)
         return tools, warnings

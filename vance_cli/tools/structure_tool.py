@@ -60,7 +60,7 @@ PARAMETERS: dict[str, Any] = {
 }
 
 
-async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+async def _run(args: dict[str, Any], ctx: ToolContext, *, error_json: bool = False) -> ToolResult:
     from vance_cli.errors import VanceError
     from vance_cli.structure.service import StructureRequest, StructureService
 
@@ -82,8 +82,12 @@ async def _run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     try:
         result = await service.run_structured(request)
     except VanceError as exc:
-        text = exc.message + (f" (fix: {exc.hint})" if exc.hint else "")
-        return ToolResult.error(f"structure: {text}")
+        from vance_cli.structure.errors import error_object
+
+        failure = error_object(exc.message, exc.hint, type(exc).__name__, exc.exit_code)
+        if error_json:  # vance mcp serve: exactly what `vance structure --json` prints
+            return ToolResult(content=json.dumps(failure, ensure_ascii=False), ok=False, data=failure)
+        return ToolResult(content=f"ERROR: structure: {exc.said()}", ok=False, data=failure)
     payload = result.to_dict()
     return ToolResult(content=json.dumps(payload, ensure_ascii=False), ok=True, data=payload)
 
@@ -97,8 +101,14 @@ MODEL_PARAMETER: dict[str, Any] = {
 
 def make_tool(*, with_model: bool = False) -> Tool:
     """The tool a chat model calls; ``with_model`` adds the ``model`` argument (`vance mcp serve`:
-    the caller may pick the model, as `vance structure --model` does; a chat model may not)."""
+    the caller may pick the model, as `vance structure --model` does; a chat model may not) and
+    answers a failure with the error object of `vance structure --json`, as JSON text."""
     parameters = PARAMETERS
+    run = _run
     if with_model:
         parameters = {**PARAMETERS, "properties": {**PARAMETERS["properties"], "model": MODEL_PARAMETER}}
-    return Tool(name=STRUCTURE, description=DESCRIPTION, parameters=parameters, run=_run)
+
+        async def run(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return await _run(args, ctx, error_json=True)
+
+    return Tool(name=STRUCTURE, description=DESCRIPTION, parameters=parameters, run=run)
