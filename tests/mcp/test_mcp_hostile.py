@@ -162,7 +162,7 @@ def test_a_schema_too_deep_for_the_sdk_to_read_fails_the_start_at_once(tmp_path)
 
 def test_a_server_that_never_answers_leaves_no_stray_future_exception(vance_home):
     (vance_home / "config.toml").write_text(
-        f'[mcp.servers.mute]\ncommand = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(60)"]\ntimeout = 2\n'
+        f'[mcp.servers.mute]\ncommand = "{sys.executable}"\nargs = ["-c", "import time; time.sleep(60)"]\nstart_timeout = 2\n'
     )
     r = vance("mcp", "list", env={"VANCE_HOME": str(vance_home)})
     assert r.returncode == 0 and "did not start within 2 s" in r.stdout, r.stdout + r.stderr
