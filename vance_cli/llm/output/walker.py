@@ -430,6 +430,21 @@ class Walker(Merger):
                 shared.append(alt)
         return {**node, "anyOf": shared} if changed else node
 
+    def beside_cycle(self, parts: tuple[str, ...], ref: str, dropped: list[Any], stack: Stack) -> None:
+        if not self.strict:
+            return
+        own = self.declared(self.target(ref), stack)
+        for sub in dropped:
+            names = [k for k in self.declared(sub, stack) if k not in own]
+            if names or (isinstance(sub, dict) and sub.get("patternProperties")):
+                what = repr(names[0]) if names else "keys its patternProperties allow"
+                raise NotStrict(
+                    ptr(parts),
+                    f"a recursive $ref ({ref}) whose sibling keywords declare {what}, which the target does "
+                    "not (the cycle stays a ref without them; closed by strict mode, the target would "
+                    "forbid that key)",
+                )
+
     def free_key(self, parts: tuple[str, ...], name: str) -> None:
         if self.strict:
             raise NotStrict(
