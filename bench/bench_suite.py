@@ -76,7 +76,47 @@ def main() -> int:
     print(f"baseline, jsonschema check_schema as often: {b:.2f} s; ratio {o / b:.2f}")
     ok = o <= GOAL_SECONDS
     print(f"goal: at most {GOAL_SECONDS:.0f} s {'✓' if ok else '✗'}")
+    ok = chains(args.runs) and ok
     return 0 if ok else 1
+
+
+def _chain(n: int, beside: dict) -> dict:
+    """n definitions, each pointing at the next with a keyword beside the $ref (issue 15 review F5)."""
+    defs = {
+        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
+        for i in range(n)
+    }
+    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
+    return {"$ref": "#/$defs/D0", "$defs": defs}
+
+
+def chains(runs: int) -> bool:
+    """Chains of $ref with a sibling at 50, 100 and 200 definitions (gemini): the growth per
+    doubling (the review measured ~x8 for minProperties, cubic). Goal: at most x3 for a sibling the
+    family drops (minProperties), which the walk now leaves beside the ref instead of inlining."""
+    from tests.structure.suite_driver import FAMILIES
+    from vance_cli.llm.output.plan import build_plan
+
+    caps = FAMILIES["gemini"]
+    ok = True
+    for beside in ({"minProperties": 1}, {"required": ["v"]}):
+        times = []
+        for n in (50, 100, 200):
+            schema = _chain(n, beside)
+            took = []
+            for _ in range(runs):
+                t = time.process_time()
+                build_plan(schema, caps)
+                took.append(time.process_time() - t)
+            times.append(statistics.median(took))
+        growth = max(times[1] / max(times[0], 1e-4), times[2] / max(times[1], 1e-4))
+        goal = "minProperties" in beside
+        if goal:
+            ok = ok and growth <= 3
+        shown = " / ".join(f"{t * 1000:.1f} ms" for t in times)
+        mark = ("✓" if growth <= 3 else "✗") if goal else "(no goal)"
+        print(f"$ref chain with {next(iter(beside))} beside, 50/100/200 defs: {shown}; growth per doubling x{growth:.1f} {mark}")
+    return ok
 
 
 if __name__ == "__main__":

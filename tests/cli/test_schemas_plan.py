@@ -243,3 +243,17 @@ def test_every_downgrade_line_of_the_suite_carries_pointers_that_exist():
                             assert p.startswith("/") and (resolves(doc, p) or merging), (case.where, line)
                             exact += resolves(doc, p)
     assert checked > 4000 and exact > 500  # 656 pointers below the root resolve as written
+
+
+def test_bad_json_hint_names_only_what_this_command_takes():
+    """Issue 15 review F9: the hint named `--mode` options (`vance structure`'s) this command lacks."""
+    import typer
+    from typer.testing import CliRunner
+
+    from vance_cli.cli import schemas_cmd
+
+    app = typer.Typer()
+    schemas_cmd.register(app)
+    result = CliRunner().invoke(app, ["schemas", "plan", "{bad json", "--model", "openai/gpt-4o-mini"])
+    assert result.exit_code == 1 and "not valid JSON" in result.stderr
+    assert "mode" not in result.stderr, result.stderr

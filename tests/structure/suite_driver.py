@@ -92,6 +92,64 @@ def cases(path: Path) -> list[Case]:
     return out
 
 
+# Cases the suite files do not hold, each a class a review found crashing or forbidding: a
+# recursive $ref with asserting siblings (issue 15 review, finding 1; cycles stay refs).
+NODE = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string"},
+        "children": {"type": "array", "items": {"type": "object", "$ref": "#/$defs/Node"}},
+    },
+}
+EXTRA_CASES = [
+    Case(
+        "extra: type beside a recursive $ref (a tree)",
+        {"$defs": {"Node": NODE}, "$ref": "#/$defs/Node"},
+        [
+            ("leaf", {"name": "a"}, True),
+            ("two levels", {"name": "a", "children": [{"name": "b", "children": [{"name": "c", "children": []}]}]}, True),
+            ("a child without name", {"name": "a", "children": [{"children": []}]}, False),
+        ],
+    ),
+    Case(
+        "extra: type beside an anyOf holding a recursive $ref (a list)",
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "next": {"type": "object", "anyOf": [{"$ref": "#"}, {"type": "null"}]}},
+        },
+        [("two", {"name": "a", "next": {"name": "b"}}, True), ("next a string", {"next": "x"}, False)],
+    ),
+    Case(
+        "extra: minProperties beside a recursive $ref",
+        {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#", "minProperties": 1}}},
+        [
+            ("three", {"v": 1, "next": {"v": 2, "next": {"v": 3}}}, True),
+            ("empty next", {"v": 1, "next": {}}, False),
+            ("deep empty next", {"next": {"next": {"v": 1, "next": {}}}}, False),
+        ],
+    ),
+    Case(
+        "extra: additionalProperties false beside a recursive $ref",
+        {"type": "object", "properties": {"name": {"type": "string"}, "child": {"$ref": "#", "additionalProperties": False}}},
+        [
+            ("nested", {"name": "a", "child": {"name": "b", "child": {"name": "c"}}}, True),
+            ("undeclared in child", {"child": {"x": 1}}, False),
+        ],
+    ),
+    Case(
+        "extra: properties beside a recursive $ref",
+        {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"$ref": "#", "properties": {"w": {"type": "string"}}}}},
+        [("w in next", {"v": 1, "next": {"w": "x", "next": {"w": "y", "next": {"v": 2, "w": "z"}}}}, True), ("w int", {"next": {"w": 1}}, False)],
+    ),
+    Case(
+        "extra: allOf [$ref root] beside type",
+        {"type": "object", "properties": {"v": {"type": "integer"}, "next": {"type": "object", "allOf": [{"$ref": "#"}]}}},
+        [("chain", {"v": 1, "next": {"next": {"v": 2}}}, True), ("next a list", {"next": []}, False)],
+    ),
+]
+
+
 def generated(schema: Any, tests: list[tuple[str, Any, bool]]) -> list[tuple[str, Any, bool]]:
     """Valid probes of the valid instances (instances.probes) the suite does not hold already."""
     from vance_cli.errors import InvalidSchema
@@ -373,10 +431,10 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
 
 def run_all(families: dict[str, Capabilities] = FAMILIES, allow_need: bool = False) -> dict[str, Problems]:
     out = {name: Problems() for name in families}
-    for path in suite_files():
-        for case in cases(path):
-            for name, caps in families.items():
-                run_case(case, caps, out[name], allow_need=allow_need)
+    every = [case for path in suite_files() for case in cases(path)] + EXTRA_CASES
+    for case in every:
+        for name, caps in families.items():
+            run_case(case, caps, out[name], allow_need=allow_need)
     return out
 
 

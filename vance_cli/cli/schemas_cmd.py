@@ -248,11 +248,18 @@ def _plan_schema(text: str, registry) -> tuple[dict, str]:
 
     if not text.strip():
         raise UsageError("SCHEMA is empty", hint="pass a registry name, a schema file or JSON text")
+    from vance_cli.structure.errors import InvalidSchema
+
     try:
         value, mode, _ = load_schema_arg(text, None, registry.known_names)
     except SchemaNotFound:
         registry.get(text.strip())  # the same did-you-mean, with this command's options in the hint
         raise
+    except InvalidSchema as exc:
+        if "not valid JSON" not in str(exc):
+            raise
+        # the shared hint names `vance structure`'s --mode, which this command does not have
+        raise InvalidSchema(str(exc), hint="pass a JSON Schema object, a schema file or a registry name") from exc
     if mode == "text":
         raise UsageError(
             "SCHEMA is a registry name, a schema file or JSON text, not a description",

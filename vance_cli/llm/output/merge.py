@@ -304,17 +304,24 @@ class Merger:
                 else:
                     partly = True  # keep the first value: a superset of the conjunction
         if pending:
+            annotations = {k: v for k, v in merged.items() if k in KEEP_ANNOTATIONS}
+            recursive = [r for r in dict.fromkeys(pending) if isinstance(self.target(r), dict)]
             if len(pending) == 1 and not asserting(merged):
-                merged = {
-                    "$ref": pending[0],
-                    **{k: v for k, v in merged.items() if k in KEEP_ANNOTATIONS},
-                }  # a lone recursive ref stays a ref
+                merged = {"$ref": pending[0], **annotations}  # a lone recursive ref stays a ref
+            elif recursive:
+                # A cycle stays a ref: the keywords beside it (and any other unmerged ref) are
+                # dropped, a superset of the conjunction. Folding the target's properties back in
+                # would walk the same node again with the same stack, without end.
+                keep = recursive[0]
+                dropped = [{k: v for k, v in merged.items() if k not in KEEP_ANNOTATIONS}, *folds]
+                dropped += [{"$ref": r} for r in dict.fromkeys(pending) if r != keep]
+                self.beside_cycle(parts, keep, dropped, stack)
+                what = ", ".join(sorted({k for d in dropped for k in d}))
+                self.note(parts, f"{what} beside the recursive $ref {keep} removed (checked locally)")
+                return {"$ref": keep, **annotations}, inlined, []
             else:
                 for ref in dict.fromkeys(pending):
-                    self.note(parts, f"allOf item {ref} not merged (recursive or outside the schema; checked locally)")
-                    target = self.target(ref)
-                    if isinstance(target, dict):
-                        folds.append(target)
+                    self.note(parts, f"allOf item {ref} not merged (outside the schema; checked locally)")
         if partly:
             self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
         return merged, inlined, folds
@@ -343,6 +350,10 @@ class Merger:
             for k, v in self.declared(child, stack, depth + 1).items():
                 found.setdefault(k, []).extend(v)
         return found
+
+    def beside_cycle(self, parts: tuple[str, ...], ref: str, dropped: list[Any], stack: Stack) -> None:
+        """Schemas ``merge`` drops beside the recursive ``ref`` it keeps (the walker turns strict off
+        where that closes out a key they declare)."""
 
     def free_key(self, parts: tuple[str, ...], name: str) -> None:
         """A key ``fold`` declares with a branch's schema although some case leaves it any value

@@ -28,7 +28,7 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
-from vance_cli.llm.output.merge import Downgrade, borrowed_keys
+from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
@@ -334,8 +334,6 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     as declared, because the provider schema declares them too.
     """
     from vance_cli.schema.reasons import make_validator
-
-    del validator  # the caller's validator knows the caller's refs; these are the prepared ones
     prepared = prepare_schema(schema)
     defs = prepared.defs
     to_root = lambda r: f"#/$defs/{TARGET_DEF}" if r == "#" else r  # noqa: E731
@@ -373,35 +371,25 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             if len(e.absolute_path) == 1 and e.instance is None and isinstance(e.absolute_path[0], str)
         }
 
+    merger = Merger(prepared)
+
     def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
-        """Property → schemas, and the required names, of a node and what it combines."""
-        props: dict[str, list[Any]] = {}
+        """Property → schemas (the walker's ``Merger.declared``: what the provider schema declares,
+        anyOf/oneOf alternatives and removed branches included), and the names a node and the parts
+        that always apply to it require."""
+        return merger.declared(node, ()), required_of(node, depth)
+
+    def required_of(node: Any, depth: int = 0) -> set[str]:
         required: set[str] = set()
         if not isinstance(node, dict) or depth > 12:
-            return props, required
-        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-            props.setdefault(name, []).append(sub)
+            return required
         if isinstance(node.get("required"), list):
             required |= {r for r in node["required"] if isinstance(r, str)}
-        parts = []
-        if isinstance(node.get("$ref"), str):
-            t = target(node["$ref"])
-            if t is not None:
-                parts.append((t, True))
-        parts += [(s, True) for s in node.get("allOf", []) if isinstance(node.get("allOf"), list)]
-        parts += [(node.get(k), False) for k in ("then", "else")]
-        parts += (
-            [(s, False) for s in (node.get("dependentSchemas") or {}).values()]
-            if isinstance(node.get("dependentSchemas"), dict)
-            else []
-        )
-        for sub, always in parts:
-            p, r = declared(sub, depth + 1)
-            for k, s in p.items():
-                props.setdefault(k, []).extend(s)
-            if always:
-                required |= r
-        return props, required
+        parts = [target(node["$ref"])] if isinstance(node.get("$ref"), str) else []
+        parts += node["allOf"] if isinstance(node.get("allOf"), list) else []
+        for sub in parts:
+            required |= required_of(sub, depth + 1)
+        return required
 
     def shared(parent: dict[str, Any], alts: list[Any]) -> list[Any]:
         """Each alternative as strict mode sent it: one that does not declare a key its siblings
@@ -462,7 +450,63 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             value = [strip(x, prefix[i] if i < len(prefix) else items, depth + 1, set()) for i, x in enumerate(value)]
         return value
 
-    return strip(data, prepared.body, 0, set())
+    stripped = strip(data, prepared.body, 0, set())
+    return _settle(stripped, validator if validator is not None else make_validator(schema), prepared)
+
+
+def _settle(value: Any, validator: Any, prepared: Any) -> Any:
+    """``value``, or, where the caller's schema rejects it, the same value without the nulls of
+    declared keys that the validation rejects themselves (an error at the null: a schema of the
+    key that applies; or the object refusing the key: additionalProperties/unevaluatedProperties),
+    when that makes it valid. A strict provider sends those nulls for absent keys the per-key
+    strip above could not place (a key with several schemas, a closed parent). A value the caller's
+    schema accepts is returned as it is."""
+    names: set[str] = set()
+    for node in [prepared.body, *prepared.defs.values()]:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, dict):
+                if isinstance(n.get("properties"), dict):
+                    names |= set(n["properties"])
+                stack.extend(v for k, v in n.items() if k not in ("enum", "const", "examples", "default"))
+            elif isinstance(n, list):
+                stack.extend(n)
+    current = value
+    for _ in range(8):
+        try:
+            errors = list(validator.iter_errors(current))
+        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
+            return value
+        if not errors:
+            return current
+        drop: set[tuple[Any, ...]] = set()
+        todo = list(errors)
+        while todo:
+            e = todo.pop()
+            path = tuple(e.absolute_path)
+            if e.instance is None and path and isinstance(path[-1], str) and path[-1] in names:
+                drop.add(path)
+            if e.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(e.instance, dict):
+                drop |= {path + (k,) for k, v in e.instance.items() if v is None and k in names}
+            todo.extend(e.context or [])
+        if not drop:
+            return value
+        nxt = _copy(current)
+        for path in sorted(drop, key=len, reverse=True):
+            holder = nxt
+            for step in path[:-1]:
+                try:
+                    holder = holder[step]
+                except (KeyError, IndexError, TypeError):
+                    holder = None
+                    break
+            if isinstance(holder, dict) and holder.get(path[-1], 0) is None:
+                del holder[path[-1]]
+        if nxt == current:
+            return value
+        current = nxt
+    return value
 
 
 def _copy(value: Any) -> Any:

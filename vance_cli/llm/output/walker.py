@@ -179,6 +179,7 @@ class Walker(Merger):
         # A $ref beside other keywords means both apply (2020-12): merge them like allOf.
         ref = node.get("$ref")
         if isinstance(ref, str) and len(node) > 1:
+            node = self._needless_siblings(node, ref, parts)
             others = asserting(node) - {"$ref"}
             if others or (not self.family.ref_siblings and self.inline_annotated):
                 rest = {k: v for k, v in node.items() if k != "$ref"}
@@ -380,6 +381,26 @@ class Walker(Merger):
             out = {"$ref": out["$ref"]}
         return out
 
+    def _needless_siblings(self, node: dict[str, Any], ref: str, parts: tuple[str, ...]) -> dict[str, Any]:
+        """``node`` without the plain constraints beside its ``$ref`` that merging would only remove
+        again: the ones this family cannot send (reported), and the ones the target states itself.
+        Merging inlines the target (and, down a chain of such refs, every next one, for every
+        definition walked: cubic); a ref without them stays a ref."""
+        target = self.target(ref)
+        out = dict(node)
+        for key, value in node.items():
+            plain = key in VALUE_KEYS and key not in KEEP_ANNOTATIONS
+            if not plain and key not in ("type", "enum", "const", "required"):
+                continue
+            if isinstance(target, dict) and key in target and json_equal(target[key], value):
+                del out[key]
+            elif plain and self.family.ref_siblings and not self.family.value_ok(key, value):
+                del out[key]
+                self.lost(parts, key)
+                hint = f"Constraints: {key}={json.dumps(value, ensure_ascii=False)}."
+                out["description"] = f"{out['description']} {hint}" if isinstance(out.get("description"), str) else hint
+        return out
+
     def dynamic_targets(self, ref: str) -> list[Any]:
         """Every node a ``$dynamicRef`` may end at: those whose ``$dynamicAnchor`` is its fragment."""
         name = ref.rsplit("#", 1)[-1]
@@ -429,6 +450,21 @@ class Walker(Merger):
             else:
                 shared.append(alt)
         return {**node, "anyOf": shared} if changed else node
+
+    def beside_cycle(self, parts: tuple[str, ...], ref: str, dropped: list[Any], stack: Stack) -> None:
+        if not self.strict:
+            return
+        own = self.declared(self.target(ref), stack)
+        for sub in dropped:
+            names = [k for k in self.declared(sub, stack) if k not in own]
+            if names or (isinstance(sub, dict) and sub.get("patternProperties")):
+                what = repr(names[0]) if names else "keys its patternProperties allow"
+                raise NotStrict(
+                    ptr(parts),
+                    f"a recursive $ref ({ref}) whose sibling keywords declare {what}, which the target does "
+                    "not (the cycle stays a ref without them; closed by strict mode, the target would "
+                    "forbid that key)",
+                )
 
     def free_key(self, parts: tuple[str, ...], name: str) -> None:
         if self.strict:
