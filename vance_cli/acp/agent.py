@@ -144,13 +144,15 @@ class VanceAgent:
         return None
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kw: Any) -> NewSessionResponse:
-        # (the secret/home workspace refusal of benjy_service.resolve_workspace belongs here too, on ``folder``)
         folder = Path(cwd)
         try:
             if not folder.is_absolute():  # ACP: cwd is an absolute path; a relative one would be vance acp's
                 raise UsageError(f"the session's cwd {cwd!r} is not an absolute path", hint="send the project folder's absolute path")
             if not folder.is_dir():
                 raise UsageError(f"the session's cwd {cwd} is not an existing folder", hint="open an existing project folder")
+            from vance_cli.tools.paths import refuse_secret_workspace, secret_paths_of
+
+            refuse_secret_workspace(folder.resolve(), secret_paths_of(self.runtime.scopes.user))
             process = self.runtime.new_process(self.recipe, model=self.model, workspace=folder.resolve())
         except VanceError as exc:
             raise _request_error(exc) from None

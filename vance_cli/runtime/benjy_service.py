@@ -145,8 +145,12 @@ class BenjyService:
         if workspace is not None and target is not None:
             raise UsageError("--workspace and --target exclude each other", hint="pass one of them")
         if workspace is not None:
-            return existing_path(workspace, self.runtime.scopes.cwd, folder=True, what="workspace",
-                                 hint="create it first, or pass --target NAME for a named workspace"), False
+            from vance_cli.tools.paths import refuse_secret_workspace, secret_paths_of
+
+            folder = existing_path(workspace, self.runtime.scopes.cwd, folder=True, what="workspace",
+                                   hint="create it first, or pass --target NAME for a named workspace")
+            refuse_secret_workspace(folder, secret_paths_of(self.runtime.scopes.user))  # before any file is made
+            return folder, False
         name = target or recipe_target
         if name:
             if not name.replace("-", "").replace("_", "").replace(".", "").isalnum() or name.startswith("."):
@@ -186,8 +190,15 @@ class BenjyService:
         params, refs = resolve(loaded, self.runtime.scopes)
         criteria_files: list[str] = []
         if criteria is not None:
-            criteria_files.append(str(existing_path(criteria, self.runtime.scopes.cwd, folder=False, what="criteria file",
-                                                    hint="check the --criteria path")))
+            from vance_cli.tools.paths import secret_near, secret_paths_of
+
+            path = existing_path(criteria, self.runtime.scopes.cwd, folder=False, what="criteria file",
+                                 hint="check the --criteria path")
+            secret = secret_near(path, secret_paths_of(self.runtime.scopes.user))
+            if secret is not None:  # its text goes to the model (an MCP client or a goals file may name it)
+                raise UsageError(f"criteria file {path} is in {secret}, which holds credentials (the tools never read it)",
+                                 hint="point it at a file of acceptance criteria outside $VANCE_HOME, ~/.ssh, ~/.aws and the like")
+            criteria_files.append(str(path))
         return RunSetup(loaded, params, refs, criteria_files, self.runtime.model_of(loaded, model))
 
     def start(

@@ -272,17 +272,24 @@ def secret_paths_of(user: Path | None, project_config: Path | None = None) -> li
     return out
 
 
-def tool_root(ctx: ToolContext, secrets: list[Path] | None = None) -> Path:
-    """The resolved workspace root of a tool call. A workspace that is itself a secret path
-    ($VANCE_HOME, ~/.ssh, ...) is refused, however it was picked (a chat started there, a planted
-    ``--target`` link): every tool would work in the person's credentials."""
-    root = resolve_in_workspace(ctx.workspace, ".")
-    if root in (secret_paths(ctx) if secrets is None else secrets):
+def refuse_secret_workspace(root: Path, secrets: list[Path]) -> None:
+    """WorkspaceError when the workspace ``root`` (resolved) is itself a secret path ($VANCE_HOME,
+    ~/.ssh, ...; ``secret_paths``): every tool would work in the person's credentials. The tools
+    ask at every call (``tool_root``); a run, a batch and an editor's session ask before they start."""
+    if root in secrets:
         raise WorkspaceError(
             f"the workspace {root} holds credentials ($VANCE_HOME with your API keys, ~/.ssh, ~/.aws "
             "and the like); no tool works in it",
             hint="start vance in (or pass --workspace) a folder of its own",
         )
+
+
+def tool_root(ctx: ToolContext, secrets: list[Path] | None = None) -> Path:
+    """The resolved workspace root of a tool call. A workspace that is itself a secret path
+    ($VANCE_HOME, ~/.ssh, ...) is refused, however it was picked (a chat started there, a planted
+    ``--target`` link)."""
+    root = resolve_in_workspace(ctx.workspace, ".")
+    refuse_secret_workspace(root, secret_paths(ctx) if secrets is None else secrets)
     return root
 
 
