@@ -59,7 +59,12 @@ def foreign_base(model: str, api_base: str | None) -> bool:
 # The names of environment variables that hold a credential or an account's identity: litellm reads
 # such variables for the provider of a model string (WATSONX_TOKEN, OPENAI_ORGANIZATION, AWS_*_KEY,
 # GOOGLE_APPLICATION_CREDENTIALS, CLARIFAI_PAT, ...) whatever base the call goes to.
-CREDENTIAL_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|ORGANIZATION|(?:^|_)PAT(?:_|$)", re.IGNORECASE)
+# The OpenAI SDK reads OPENAI_ORG_ID and OPENAI_PROJECT_ID itself (organization=None from litellm).
+# A provider's project id is not hidden in general: watsonx cannot make a call without it.
+CREDENTIAL_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|ORGANIZATION|(?:^|_)(?:PAT|ORG|ORG_ID|ACCOUNT|ACCOUNT_ID|TENANT|TENANT_ID|CLIENT_ID)(?:_|$)|^OPENAI_PROJECT",
+    re.IGNORECASE,
+)
 
 
 def credential_names(environ: Mapping[str, str]) -> frozenset[str]:

@@ -50,7 +50,11 @@ class _CallScopedEnviron(type(os.environ)):  # type: ignore[misc]  # os._Environ
     litellm reads a provider's credentials from the environment wherever the call goes (the token
     of watsonx/, the organization of openai/, ...), through os.environ / os.getenv in the call and
     in the threads it starts for it (with the call's context copied). Outside a scope, and in every
-    other task or thread, the environment is unchanged; nothing is written."""
+    other task or thread, the environment is unchanged; nothing is written.
+
+    Its limits: it is Python's mapping only (``os.environb``, and a child process started inside
+    the scope with the default environment, still see every variable; litellm starts none on the
+    paths Vance uses), and ``pop`` / ``del`` of a hidden name inside the scope change nothing."""
 
     def __getitem__(self, key: str) -> str:
         hidden = _HIDDEN.get()

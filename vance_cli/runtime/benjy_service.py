@@ -163,6 +163,9 @@ class BenjyService:
 
         A cloned ``.vance/`` could ship ``workspaces/NAME`` (or ``workspaces`` itself) as a link to
         $VANCE_HOME or ~/.ssh; the run would then work in the person's secrets."""
+        from vance_cli.store.atomic import state_folder
+
+        state_folder(self.runtime.scopes.state_dir, what="state folder")  # a linked .vance: refused, nothing made
         base = self.runtime.scopes.state_dir / "workspaces"
         path = base / name
         for folder in (base, path):
