@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import contextvars
 import copy
+import functools
 import json
 import logging
 import os
@@ -44,38 +45,45 @@ _LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm")
 _HIDDEN: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("vance_hidden_environ", default=None)
 
 
-class _CallScopedEnviron(type(os.environ)):  # type: ignore[misc]  # os._Environ
-    """``os.environ`` minus the names hidden for the call in the current context (``credential_scope``).
+@functools.cache
+def _scoped_environ_class() -> type:
+    """The class ``credential_scope`` gives ``os.environ`` (made on first use: nothing reads
+    the environment when this module is imported; tests/cli/test_helpers.py)."""
 
-    litellm reads a provider's credentials from the environment wherever the call goes (the token
-    of watsonx/, the organization of openai/, ...), through os.environ / os.getenv in the call and
-    in the threads it starts for it (with the call's context copied). Outside a scope, and in every
-    other task or thread, the environment is unchanged; nothing is written.
+    class _CallScopedEnviron(type(os.environ)):  # type: ignore[misc]  # os._Environ
+        """``os.environ`` minus the names hidden for the call in the current context (``credential_scope``).
 
-    Its limits: it is Python's mapping only (``os.environb``, and a child process started inside
-    the scope with the default environment, still see every variable; litellm starts none on the
-    paths Vance uses), and ``pop`` / ``del`` of a hidden name inside the scope change nothing."""
+        litellm reads a provider's credentials from the environment wherever the call goes (the token
+        of watsonx/, the organization of openai/, ...), through os.environ / os.getenv in the call and
+        in the threads it starts for it (with the call's context copied). Outside a scope, and in every
+        other task or thread, the environment is unchanged; nothing is written.
 
-    def __getitem__(self, key: str) -> str:
-        hidden = _HIDDEN.get()
-        if hidden and key in hidden:
-            raise KeyError(key)
-        return super().__getitem__(key)
+        Its limits: it is Python's mapping only (``os.environb``, and a child process started inside
+        the scope with the default environment, still see every variable; litellm starts none on the
+        paths Vance uses), and ``pop`` / ``del`` of a hidden name inside the scope change nothing."""
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        hidden = _HIDDEN.get()
-        for key in super().__iter__():
-            if not hidden or key not in hidden:
-                yield key
+        def __getitem__(self, key: str) -> str:
+            hidden = _HIDDEN.get()
+            if hidden and key in hidden:
+                raise KeyError(key)
+            return super().__getitem__(key)
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            hidden = _HIDDEN.get()
+            for key in super().__iter__():
+                if not hidden or key not in hidden:
+                    yield key
 
-    def setdefault(self, key: str, value: str) -> str:
-        hidden = _HIDDEN.get()
-        if hidden and key in hidden:  # neither shown nor overwritten
-            return value
-        return super().setdefault(key, value)
+        def __len__(self) -> int:
+            return sum(1 for _ in self)
+
+        def setdefault(self, key: str, value: str) -> str:
+            hidden = _HIDDEN.get()
+            if hidden and key in hidden:  # neither shown nor overwritten
+                return value
+            return super().setdefault(key, value)
+
+    return _CallScopedEnviron
 
 
 @contextlib.contextmanager
@@ -87,8 +95,9 @@ def credential_scope(model: str, api_base: str | None) -> Iterator[None]:
     if not foreign_base(model, api_base):
         yield
         return
-    if type(os.environ) is not _CallScopedEnviron:
-        os.environ.__class__ = _CallScopedEnviron  # the same object, so every reference sees the scope
+    scoped = _scoped_environ_class()
+    if type(os.environ) is not scoped:
+        os.environ.__class__ = scoped  # the same object, so every reference sees the scope
     token = _HIDDEN.set(credential_names(os.environ))
     try:
         yield
