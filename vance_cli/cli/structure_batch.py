@@ -105,8 +105,7 @@ def run_batch(
     ``check_engine_flags``), the schema loaded (``structure_cmd.load_schema_arg``); exits
     EXIT_BATCH_FAILED when a record failed. ``engine`` "ray": ``make_service`` makes the
     service again in each Ray worker (it is sent to them)."""
-    from vance_cli.store.jsonl import ResultLog
-    from vance_cli.structure.batch import DEFAULT_FIELD, Tally, keep_line, scan_input
+    from vance_cli.structure.batch import DEFAULT_FIELD, Tally, scan_input
     from vance_cli.structure.service import StructureRequest
 
     path = Path(source).expanduser()
@@ -123,7 +122,7 @@ def run_batch(
             _drive_ray(service, make_service, request, path, out, use_field, tally, jobs, display, ray_address, stopped_by)
         else:
             asyncio.run(_drive(service, schema, mode, max_loops, model, path, out, use_field, tally, jobs, display,
-                               ResultLog, keep_line, stopped_by))
+                               stopped_by))
     except (KeyboardInterrupt, asyncio.CancelledError):
         signum = stopped_by[0] if stopped_by else signal.SIGINT
         raise BatchInterrupted(tally.done, out.log, signum) from None
@@ -155,6 +154,14 @@ class Out:
         if self._parquet is not None and not self.log.exists() and self.path.exists():
             self._parquet.read_back(self.path, self.log)
 
+    def result_log(self, **options: Any) -> Any:
+        """The ``ResultLog`` the lines go to: lines of other files (not an object with an id and
+        a known status) are refused, transport failures of an earlier run tried again."""
+        from vance_cli.store.jsonl import ResultLog
+        from vance_cli.structure.batch import STATUSES, keep_line
+
+        return ResultLog(self.log, keep=keep_line, count="status", known=STATUSES, **options)
+
     def finish(self) -> None:
         """The batch went through every record: a Parquet OUT is written from its partial file."""
         if self._parquet is not None:
@@ -173,8 +180,7 @@ class BatchInterrupted(VanceError):
         self.exit_code = 128 + int(signum)
 
 
-async def _drive(service, value, mode, max_loops, model, path, out, field, tally, jobs, display, result_log, keep,
-                 stopped_by):
+async def _drive(service, value, mode, max_loops, model, path, out, field, tally, jobs, display, stopped_by):
     from vance_cli.llm.profile import concurrency_for
     from vance_cli.structure.batch import prepare_batch, read_records, run_local
     from vance_cli.structure.service import StructureRequest
@@ -191,7 +197,7 @@ async def _drive(service, value, mode, max_loops, model, path, out, field, tally
     plan = await prepare_batch(service, request)
     try:
         use_jobs = jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
-        with result_log(out.log, keep=keep, count="status", auto_sync=False) as log:
+        with out.result_log(auto_sync=False) as log:
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
             display.start(path, out.path, tally, use_jobs, plan, log)
@@ -211,14 +217,12 @@ def _drive_ray(service, make_service, request, path, out, field, tally, jobs, di
     built once), Ray joined or started (``ray_cluster.ray_session``), OUT written here as the
     workers' chunks come back. SIGTERM and SIGHUP end it as Ctrl+C does."""
     from vance_cli.ray_cluster import ray_session
-    from vance_cli.store.jsonl import ResultLog
-    from vance_cli.structure.batch import keep_line
 
     plan, use_jobs = asyncio.run(_ray_plan(service, request, jobs))
     with ray_session(ray_address), _signals_stop(stopped_by):
         from vance_cli.structure.batch_ray import RayBatch
 
-        with ResultLog(out.log, keep=keep_line, count="status") as log:
+        with out.result_log() as log:
             job = RayBatch(path, field, log, jobs=use_jobs, exclude=out.files)
             tally.skipped = job.skipped
             tally.started = time.monotonic()
