@@ -8,6 +8,7 @@ newline (a write torn by a power cut) may be cut off.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -69,6 +70,17 @@ def test_an_unrelated_partial_file_of_a_parquet_out_is_left_alone(served, tmp_pa
     r = batch(tmp_path, src, "--out", str(out))
     assert r.returncode == 1 and str(partial) in r.stderr, r.stderr
     assert partial.read_text() == "my own notes\n" and not out.exists() and served.requests == []
+
+
+def test_hardlinked_out_is_in(served, tmp_path):
+    """The review's repro: OUT a hard link to IN was read as finished results (exit 0, nothing sent)."""
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "prompt": "alpha"}, {"id": "b", "prompt": "beta"}])
+    os.link(src, tmp_path / "out.jsonl")
+    before = src.read_bytes()
+    r = batch(tmp_path, src, "--out", str(tmp_path / "out.jsonl"))
+    assert r.returncode != 0 or sent(served), r.stdout
+    assert r.returncode == 2 and "is the input file" in r.stderr and served.requests == []
+    assert src.read_bytes() == before
 
 
 def test_a_copy_of_in_as_out_is_not_taken_for_results(served, tmp_path):

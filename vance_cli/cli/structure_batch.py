@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -74,13 +75,18 @@ def check_engine_flags(engine: str | None, ray_address: str | None) -> str:
 
 
 def out_path_for(source: str, out: str | None) -> Path:
-    """OUT: --out, or IN's name + .out.jsonl; never IN itself."""
+    """OUT: --out, or IN's name + .out.jsonl; never IN itself (by its path, a symbolic link or a
+    hard link: the same file on disk)."""
     from vance_cli.errors import UsageError
     from vance_cli.structure.batch import default_out
 
     path = Path(source).expanduser()
     out_path = Path(out).expanduser() if out else default_out(path)
-    if out_path.exists() and path.exists() and out_path.resolve() == path.resolve():
+    try:
+        same = os.path.samefile(out_path, path)
+    except OSError:  # one of them does not exist (yet)
+        same = False
+    if same:
         raise UsageError(f"--out {out_path} is the input file", hint="write the results to another file")
     return out_path
 
