@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from tests.helpers import json_lines
 from tests.structure.test_batch import SCHEMA, batch, by_id, sent, served, write_jsonl  # noqa: F401
 
 RESULT = '{"id": "a", "status": "ok", "data": {"title": "alpha", "n": 5}}\n'
@@ -90,3 +91,25 @@ def test_a_copy_of_in_as_out_is_not_taken_for_results(served, tmp_path):
     r = batch(tmp_path, src, "--out", str(copy))
     assert r.returncode == 1 and "line 1 of" in r.stderr and "not a result line" in r.stderr, r.stderr
     assert copy.read_bytes() == src.read_bytes() and served.requests == []
+
+
+def test_stale_out_line_for_id_not_in_in(served, tmp_path):
+    """The review's repro: an old error line for an id IN no longer has gave exit 6."""
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "prompt": "alpha"}])
+    out = write_jsonl(tmp_path / "out.jsonl", [{"id": "gone", "status": "error", "errors": ["x"]}])
+    r = batch(tmp_path, src, "--out", str(out))
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "1 line(s) in OUT for ids not in IN (not counted)" in r.stdout, r.stdout
+    assert set(by_id(out)) == {"gone", "a"}  # the old line stays in OUT
+
+
+def test_lines_for_ids_not_in_in_are_left_out_of_the_json_summary(served, tmp_path):
+    src = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "prompt": "alpha"}, {"id": "b", "prompt": ""}])
+    out = write_jsonl(tmp_path / "out.jsonl", [{"id": "gone", "status": "stale", "errors": ["x"]},
+                                               {"id": "a", "status": "ok", "data": {"title": "alpha", "n": 5}}])
+    r = batch(tmp_path, src, "--out", str(out), "--json")
+    events = json_lines(r.stdout)
+    start, summary = events[0], events[-1]
+    assert start["done_before"] == 1 and start["notInInput"] == 1
+    assert summary["overall"] == {"ok": 1, "need-more-input": 0, "stale": 0, "refused": 0, "error": 1}
+    assert summary["notInInput"] == 1 and summary["exitCode"] == 6 and r.returncode == 6  # b is a bad record

@@ -9,7 +9,7 @@ the flags, shows progress and ends with the exit code. Output contract:
   (one line) on stdout. ``--json``: JSON lines on stdout instead, ``start``, ``progress`` (at
   most every PROGRESS_EVERY seconds) and ``summary``.
 - Exit 0 when every record in OUT is ok or need-more-input, EXIT_BATCH_FAILED (6) when any ended
-  in error, stale or refused; 1 when the batch could not run or stopped early (the model kept
+  in error, stale or refused (OUT's lines for ids IN no longer has are kept, not counted); 1 when the batch could not run or stopped early (the model kept
   failing), 2 for bad flags, 130 on Ctrl+C, 143 on SIGTERM, 129 on SIGHUP (the results so far are
   kept and fsynced).
 """
@@ -117,10 +117,10 @@ def run_batch(
     path = Path(source).expanduser()
     use_field = field.strip() if field else DEFAULT_FIELD
     out = Out(out_path)
-    total = scan_input(path, use_field, exclude=out.files)  # a repeated id stops here, before any call
-    out.open()
+    ids = scan_input(path, use_field, exclude=out.files)  # a repeated id stops here, before any call
+    out.open(ids)
     display = JsonEvents() if json_out else Display()
-    tally = Tally(total=total)
+    tally = Tally(total=len(ids))
     stopped_by: list[signal.Signals] = []
     try:
         if engine == "ray":
@@ -154,19 +154,23 @@ class Out:
             self._parquet = batch_parquet
         self.log = self._parquet.partial_path(path) if self._parquet else path
         self.files = (path, self.log)  # left out of a folder IN that holds them
+        self.ids: Any = None  # IN's ids (``open``): OUT's lines for other ids are not counted
 
-    def open(self) -> None:
-        """A complete Parquet OUT with no partial file is read back into one (a rerun goes on from it)."""
+    def open(self, ids: Any = None) -> None:
+        """Before the lines go to ``log``: ``ids``, IN's (``batch.scan_input``). A complete Parquet
+        OUT with no partial file is read back into one (a rerun goes on from it)."""
+        self.ids = ids
         if self._parquet is not None and not self.log.exists() and self.path.exists():
             self._parquet.read_back(self.path, self.log)
 
     def result_log(self, **options: Any) -> Any:
         """The ``ResultLog`` the lines go to: lines of other files (not an object with an id and
-        a known status) are refused, transport failures of an earlier run tried again."""
+        a known status) are refused, transport failures of an earlier run tried again, lines for
+        ids not in IN kept but not counted (``elsewhere``)."""
         from vance_cli.store.jsonl import ResultLog
         from vance_cli.structure.batch import STATUSES, keep_line
 
-        return ResultLog(self.log, keep=keep_line, count="status", known=STATUSES, **options)
+        return ResultLog(self.log, keep=keep_line, count="status", known=STATUSES, among=self.ids, **options)
 
     def finish(self) -> None:
         """The batch went through every record: a Parquet OUT is written from its partial file."""
@@ -206,6 +210,7 @@ async def _drive(service, value, mode, max_loops, model, path, out, field, tally
         with out.result_log(auto_sync=False) as log:
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
+            tally.elsewhere = log.elsewhere
             display.start(path, out.path, tally, use_jobs, plan, log)
             try:
                 await run_local(service, plan, read_records(path, field, exclude=out.files), log, jobs=use_jobs,
@@ -233,6 +238,7 @@ def _drive_ray(service, make_service, request, path, out, field, tally, jobs, di
             tally.skipped = job.skipped
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
+            tally.elsewhere = log.elsewhere
             display.start(path, out.path, tally, use_jobs, plan, log, workers=job.workers)
             try:
                 job.run(make_service, plan, tally, on_line=display.line)
@@ -281,6 +287,8 @@ def _summary(tally: Any, out_path: Path) -> str:
     text = f"structured {tally.done} record(s) into {out_path} in {time.monotonic() - tally.started:.1f}s: " + ", ".join(parts)
     if tally.skipped:
         text += f"; {tally.skipped} done before (skipped)"
+    if tally.elsewhere:
+        text += f"; {tally.elsewhere} line(s) in OUT for ids not in IN (not counted)"
     text += f"; {tally.tokens:,} tokens, ${tally.cost:.4f}"
     return text
 
@@ -361,9 +369,9 @@ class JsonEvents:
         from vance_cli.terminal import emit_json
 
         emit_json({
-            "event": "start", "in": str(path), "out": str(out_path), "total": tally.total, "done_before": len(log.done),
+            "event": "start", "in": str(path), "out": str(out_path), "total": tally.total, "done_before": len(log.done) - log.elsewhere,
             "jobs": jobs, "engine": "local" if workers is None else "ray", "workers": workers, "model": plan.model_name, "schemaOrigin": plan.origin,
-            "repaired": log.repaired, "retried": log.dropped,
+            "repaired": log.repaired, "retried": log.dropped, "notInInput": log.elsewhere,
         })
         self._last = time.monotonic()
 
@@ -380,7 +388,8 @@ class JsonEvents:
 
         if exc is not None and not isinstance(exc, Exception):  # Ctrl+C, SIGTERM: the error object follows
             return
-        event = {"event": "summary", "out": str(out_path), **tally.as_dict(), "overall": tally.overall()}
+        event = {"event": "summary", "out": str(out_path), **tally.as_dict(), "overall": tally.overall(),
+                 "notInInput": tally.elsewhere}
         if exc is not None:
             event["stopped"] = str(getattr(exc, "message", None) or type(exc).__name__)
         else:

@@ -16,7 +16,9 @@ Opening a file that exists reads it once, line by line (never whole), and keeps 
   ``count`` value among them), or a file with no result line at all, is an error naming it: the
   file is not one this writer wrote (another file given as OUT, a copy of IN) or was edited, and
   it is left exactly as it is;
-- ``counted`` tallies the kept lines by one key's value (``count``, e.g. ``status``);
+- ``counted`` tallies the kept lines by one key's value (``count``, e.g. ``status``); given
+  ``among`` (the keys that matter now, e.g. IN's ids), only lines with such a key: the others are
+  ``elsewhere`` (kept in the file, counted apart);
 - a line ``keep(obj)`` rejects is dropped (``dropped``): the file is rewritten without it, streamed
   to a temp file and renamed (``atomic.atomic_write_chunks``), so it is either all there or not.
   The batch uses this for lines it wants to try again (a model call that failed in transport).
@@ -118,6 +120,7 @@ class ResultLog:
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
         count: str | None = None,
         known: Collection[str] | None = None,
+        among: IdSet | None = None,
         sync_lines: int = SYNC_LINES,
         sync_seconds: float = SYNC_SECONDS,
         auto_sync: bool = True,
@@ -130,6 +133,8 @@ class ResultLog:
         self.counted: dict[str, int] = {}  # the kept lines by their ``count`` key's value (e.g. "status")
         self._count = count
         self._known = tuple(known) if known is not None and count is not None else None
+        self._among = among
+        self.elsewhere = 0  # kept lines whose key is not in ``among``
         self.dropped = 0
         self.repaired = False
         self.appended = 0
@@ -210,8 +215,11 @@ class ResultLog:
                 continue
             good = True
             if keep is None or keep(obj):
-                self.done.add(str(obj[self.key]))
-                if self._count is not None:
+                record_key = str(obj[self.key])
+                self.done.add(record_key)
+                if self._among is not None and record_key not in self._among:
+                    self.elsewhere += 1
+                elif self._count is not None:
                     value = str(obj.get(self._count))
                     self.counted[value] = self.counted.get(value, 0) + 1
             else:
