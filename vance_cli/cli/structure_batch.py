@@ -9,7 +9,7 @@ the flags, shows progress and ends with the exit code. Output contract:
   (one line) on stdout. ``--json``: JSON lines on stdout instead, ``start``, ``progress`` (at
   most every PROGRESS_EVERY seconds) and ``summary``.
 - Exit 0 when every record in OUT is ok or need-more-input, EXIT_BATCH_FAILED (6) when any ended
-  in error, stale or refused; 1 when the batch could not run or stopped early (the model kept
+  in error, stale or refused (OUT's lines for ids IN no longer has are kept, not counted); 1 when the batch could not run or stopped early (the model kept
   failing), 2 for bad flags, 130 on Ctrl+C, 143 on SIGTERM, 129 on SIGHUP (the results so far are
   kept and fsynced).
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -74,13 +75,18 @@ def check_engine_flags(engine: str | None, ray_address: str | None) -> str:
 
 
 def out_path_for(source: str, out: str | None) -> Path:
-    """OUT: --out, or IN's name + .out.jsonl; never IN itself."""
+    """OUT: --out, or IN's name + .out.jsonl; never IN itself (by its path, a symbolic link or a
+    hard link: the same file on disk)."""
     from vance_cli.errors import UsageError
     from vance_cli.structure.batch import default_out
 
     path = Path(source).expanduser()
     out_path = Path(out).expanduser() if out else default_out(path)
-    if out_path.exists() and path.exists() and out_path.resolve() == path.resolve():
+    try:
+        same = os.path.samefile(out_path, path)
+    except OSError:  # one of them does not exist (yet)
+        same = False
+    if same:
         raise UsageError(f"--out {out_path} is the input file", hint="write the results to another file")
     return out_path
 
@@ -105,17 +111,16 @@ def run_batch(
     ``check_engine_flags``), the schema loaded (``structure_cmd.load_schema_arg``); exits
     EXIT_BATCH_FAILED when a record failed. ``engine`` "ray": ``make_service`` makes the
     service again in each Ray worker (it is sent to them)."""
-    from vance_cli.store.jsonl import ResultLog
-    from vance_cli.structure.batch import DEFAULT_FIELD, Tally, keep_line, scan_input
+    from vance_cli.structure.batch import DEFAULT_FIELD, Tally, scan_input
     from vance_cli.structure.service import StructureRequest
 
     path = Path(source).expanduser()
     use_field = field.strip() if field else DEFAULT_FIELD
     out = Out(out_path)
-    total = scan_input(path, use_field, exclude=out.files)  # a repeated id stops here, before any call
-    out.open()
+    ids = scan_input(path, use_field, exclude=out.files)  # a repeated id stops here, before any call
+    out.open(ids)
     display = JsonEvents() if json_out else Display()
-    tally = Tally(total=total)
+    tally = Tally(total=len(ids))
     stopped_by: list[signal.Signals] = []
     try:
         if engine == "ray":
@@ -123,7 +128,7 @@ def run_batch(
             _drive_ray(service, make_service, request, path, out, use_field, tally, jobs, display, ray_address, stopped_by)
         else:
             asyncio.run(_drive(service, schema, mode, max_loops, model, path, out, use_field, tally, jobs, display,
-                               ResultLog, keep_line, stopped_by))
+                               stopped_by))
     except (KeyboardInterrupt, asyncio.CancelledError):
         signum = stopped_by[0] if stopped_by else signal.SIGINT
         raise BatchInterrupted(tally.done, out.log, signum) from None
@@ -149,11 +154,23 @@ class Out:
             self._parquet = batch_parquet
         self.log = self._parquet.partial_path(path) if self._parquet else path
         self.files = (path, self.log)  # left out of a folder IN that holds them
+        self.ids: Any = None  # IN's ids (``open``): OUT's lines for other ids are not counted
 
-    def open(self) -> None:
-        """A complete Parquet OUT with no partial file is read back into one (a rerun goes on from it)."""
+    def open(self, ids: Any = None) -> None:
+        """Before the lines go to ``log``: ``ids``, IN's (``batch.scan_input``). A complete Parquet
+        OUT with no partial file is read back into one (a rerun goes on from it)."""
+        self.ids = ids
         if self._parquet is not None and not self.log.exists() and self.path.exists():
             self._parquet.read_back(self.path, self.log)
+
+    def result_log(self, **options: Any) -> Any:
+        """The ``ResultLog`` the lines go to: lines of other files (not an object with an id and
+        a known status) are refused, transport failures of an earlier run tried again, lines for
+        ids not in IN kept but not counted (``elsewhere``)."""
+        from vance_cli.store.jsonl import ResultLog
+        from vance_cli.structure.batch import STATUSES, keep_line
+
+        return ResultLog(self.log, keep=keep_line, count="status", known=STATUSES, among=self.ids, **options)
 
     def finish(self) -> None:
         """The batch went through every record: a Parquet OUT is written from its partial file."""
@@ -173,8 +190,7 @@ class BatchInterrupted(VanceError):
         self.exit_code = 128 + int(signum)
 
 
-async def _drive(service, value, mode, max_loops, model, path, out, field, tally, jobs, display, result_log, keep,
-                 stopped_by):
+async def _drive(service, value, mode, max_loops, model, path, out, field, tally, jobs, display, stopped_by):
     from vance_cli.llm.profile import concurrency_for
     from vance_cli.structure.batch import prepare_batch, read_records, run_local
     from vance_cli.structure.service import StructureRequest
@@ -191,9 +207,10 @@ async def _drive(service, value, mode, max_loops, model, path, out, field, tally
     plan = await prepare_batch(service, request)
     try:
         use_jobs = jobs or concurrency_for(plan.model.capabilities, getattr(plan.model, "api_base", None))
-        with result_log(out.log, keep=keep, count="status", auto_sync=False) as log:
+        with out.result_log(auto_sync=False) as log:
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
+            tally.elsewhere = log.elsewhere
             display.start(path, out.path, tally, use_jobs, plan, log)
             try:
                 await run_local(service, plan, read_records(path, field, exclude=out.files), log, jobs=use_jobs,
@@ -211,18 +228,17 @@ def _drive_ray(service, make_service, request, path, out, field, tally, jobs, di
     built once), Ray joined or started (``ray_cluster.ray_session``), OUT written here as the
     workers' chunks come back. SIGTERM and SIGHUP end it as Ctrl+C does."""
     from vance_cli.ray_cluster import ray_session
-    from vance_cli.store.jsonl import ResultLog
-    from vance_cli.structure.batch import keep_line
 
     plan, use_jobs = asyncio.run(_ray_plan(service, request, jobs))
     with ray_session(ray_address), _signals_stop(stopped_by):
         from vance_cli.structure.batch_ray import RayBatch
 
-        with ResultLog(out.log, keep=keep_line, count="status") as log:
+        with out.result_log() as log:
             job = RayBatch(path, field, log, jobs=use_jobs, exclude=out.files)
             tally.skipped = job.skipped
             tally.started = time.monotonic()
             tally.before = dict(log.counted)
+            tally.elsewhere = log.elsewhere
             display.start(path, out.path, tally, use_jobs, plan, log, workers=job.workers)
             try:
                 job.run(make_service, plan, tally, on_line=display.line)
@@ -271,6 +287,8 @@ def _summary(tally: Any, out_path: Path) -> str:
     text = f"structured {tally.done} record(s) into {out_path} in {time.monotonic() - tally.started:.1f}s: " + ", ".join(parts)
     if tally.skipped:
         text += f"; {tally.skipped} done before (skipped)"
+    if tally.elsewhere:
+        text += f"; {tally.elsewhere} line(s) in OUT for ids not in IN (not counted)"
     text += f"; {tally.tokens:,} tokens, ${tally.cost:.4f}"
     return text
 
@@ -351,9 +369,9 @@ class JsonEvents:
         from vance_cli.terminal import emit_json
 
         emit_json({
-            "event": "start", "in": str(path), "out": str(out_path), "total": tally.total, "done_before": len(log.done),
+            "event": "start", "in": str(path), "out": str(out_path), "total": tally.total, "done_before": len(log.done) - log.elsewhere,
             "jobs": jobs, "engine": "local" if workers is None else "ray", "workers": workers, "model": plan.model_name, "schemaOrigin": plan.origin,
-            "repaired": log.repaired, "retried": log.dropped,
+            "repaired": log.repaired, "retried": log.dropped, "notInInput": log.elsewhere,
         })
         self._last = time.monotonic()
 
@@ -370,7 +388,8 @@ class JsonEvents:
 
         if exc is not None and not isinstance(exc, Exception):  # Ctrl+C, SIGTERM: the error object follows
             return
-        event = {"event": "summary", "out": str(out_path), **tally.as_dict(), "overall": tally.overall()}
+        event = {"event": "summary", "out": str(out_path), **tally.as_dict(), "overall": tally.overall(),
+                 "notInInput": tally.elsewhere}
         if exc is not None:
             event["stopped"] = str(getattr(exc, "message", None) or type(exc).__name__)
         else:

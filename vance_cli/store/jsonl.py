@@ -10,12 +10,15 @@ does not hold up its event loop.
 Opening a file that exists reads it once, line by line (never whole), and keeps only the keys
 (``done``):
 
-- a last line without its newline, or lines at the end that are not JSON objects with the key
-  (a torn write, the zeros a power cut can leave), are cut off (``repaired``), so the next line
-  starts on a line of its own;
-- such a line *before* a good one is an error naming it: the file was not written by this writer
-  or was edited, and it is left as it is;
-- ``counted`` tallies the kept lines by one key's value (``count``, e.g. ``status``);
+- a last line without its newline (a write torn by a power cut, or the zeros one can leave) is
+  cut off (``repaired``), so the next line starts on a line of its own;
+- any other line that is not a result line (a JSON object with the key and, given ``known``, a
+  ``count`` value among them), or a file with no result line at all, is an error naming it: the
+  file is not one this writer wrote (another file given as OUT, a copy of IN) or was edited, and
+  it is left exactly as it is;
+- ``counted`` tallies the kept lines by one key's value (``count``, e.g. ``status``); given
+  ``among`` (the keys that matter now, e.g. IN's ids), only lines with such a key: the others are
+  ``elsewhere`` (kept in the file, counted apart);
 - a line ``keep(obj)`` rejects is dropped (``dropped``): the file is rewritten without it, streamed
   to a temp file and renamed (``atomic.atomic_write_chunks``), so it is either all there or not.
   The batch uses this for lines it wants to try again (a model call that failed in transport).
@@ -28,7 +31,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,19 +109,6 @@ class IdSet:
         return False
 
 
-def _parse(raw: bytes, key: str) -> dict[str, Any] | None:
-    """The object of a complete line (with its newline), or None for a torn or foreign one."""
-    if not raw.endswith(b"\n"):
-        return None
-    try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(obj, dict) or obj.get(key) is None:
-        return None
-    return obj
-
-
 class ResultLog:
     """OUT as the batch writes it; see the module docstring. Use as a context manager."""
 
@@ -129,6 +119,8 @@ class ResultLog:
         key: str = "id",
         keep: Callable[[Mapping[str, Any]], bool] | None = None,
         count: str | None = None,
+        known: Collection[str] | None = None,
+        among: IdSet | None = None,
         sync_lines: int = SYNC_LINES,
         sync_seconds: float = SYNC_SECONDS,
         auto_sync: bool = True,
@@ -140,6 +132,9 @@ class ResultLog:
         self.done = IdSet()  # the keys of the lines the file held when opened (and kept)
         self.counted: dict[str, int] = {}  # the kept lines by their ``count`` key's value (e.g. "status")
         self._count = count
+        self._known = tuple(known) if known is not None and count is not None else None
+        self._among = among
+        self.elsewhere = 0  # kept lines whose key is not in ``among``
         self.dropped = 0
         self.repaired = False
         self.appended = 0
@@ -180,40 +175,63 @@ class ResultLog:
                 hint="check its permissions, or pass another file with --out",
             ) from exc
 
+    def _parse(self, raw: bytes) -> dict[str, Any] | None:
+        """The object of a complete result line (with its newline), or None for a torn or foreign one."""
+        if not raw.endswith(b"\n"):
+            return None
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or obj.get(self.key) is None:
+            return None
+        if self._known is not None:
+            value = obj.get(self._count)
+            if not isinstance(value, str) or value not in self._known:
+                return None
+        return obj
+
+    def _what(self) -> str:
+        known = f" and a {self._count!r} of {', '.join(self._known)}" if self._known is not None else ""
+        return f"a JSON object with {self.key!r}{known}"
+
+    def _foreign(self, message: str) -> StoreError:
+        return StoreError(
+            f"{message}: it is not a results file vance wrote, or it was edited; it is left as it is",
+            hint=f"pass another file with --out, or remove {self.path} to start over",
+        )
+
     def _scan(self, keep: Callable[[Mapping[str, Any]], bool] | None) -> None:
-        good_end = 0  # the byte after the last good line
-        bad: int | None = None  # the first bad line number since the last good one
-        total = 0
+        torn: tuple[int, int] | None = None  # (line number, byte offset) of a last line without its newline
+        good = False
         for number, offset, raw in self._lines():
-            total = offset + len(raw)
             if not raw.strip():
                 continue  # a blank line is nobody's result
-            obj = _parse(raw, self.key)
+            obj = self._parse(raw)
             if obj is None:
-                if bad is None:
-                    bad = number
+                if raw.endswith(b"\n"):
+                    raise self._foreign(f"line {number} of {self.path} is not a result line ({self._what()})")
+                torn = (number, offset)  # only the last line can lack its newline
                 continue
-            if bad is not None:
-                raise StoreError(
-                    f"line {bad} of {self.path} is not a result line (a JSON object with {self.key!r}), "
-                    "and results follow it: the file was edited or is not one vance wrote",
-                    hint="remove or fix that line, or pass another file with --out",
-                )
+            good = True
             if keep is None or keep(obj):
-                self.done.add(str(obj[self.key]))
-                if self._count is not None:
+                record_key = str(obj[self.key])
+                self.done.add(record_key)
+                if self._among is not None and record_key not in self._among:
+                    self.elsewhere += 1
+                elif self._count is not None:
                     value = str(obj.get(self._count))
                     self.counted[value] = self.counted.get(value, 0) + 1
             else:
                 self.dropped += 1
-            good_end = offset + len(raw)
-        if good_end < total:
-            self.repaired = True
+        if torn is not None and not good:
+            raise self._foreign(f"{self.path} holds no result line ({self._what()}; line {torn[0]} is not one)")
+        self.repaired = torn is not None
         if self.dropped:
             self._rewrite(keep)
-        elif self.repaired:
+        elif torn is not None:
             try:
-                os.truncate(self.path, good_end)
+                os.truncate(self.path, torn[1])
                 fd = os.open(self.path, os.O_WRONLY)
                 try:
                     os.fsync(fd)
@@ -227,7 +245,7 @@ class ResultLog:
 
         def kept() -> Iterator[bytes]:
             for _, _, raw in self._lines():
-                obj = _parse(raw, self.key)
+                obj = self._parse(raw)
                 if obj is not None and (keep is None or keep(obj)):
                     yield raw
 

@@ -318,15 +318,18 @@ def read_records(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iter
     return (record for _, _, record in located)
 
 
-def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iterable[Path] | None = None) -> int:
-    """The cheap first pass over IN: how many records it holds. A repeated id is a BadInput naming
+def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iterable[Path] | None = None) -> IdSet:
+    """The cheap first pass over IN: the ids of its records (``len`` is their count; OUT's lines
+    for other ids are not counted, ``ResultLog(among=...)``). A repeated id is a BadInput naming
     it (before anything is sent: a second result for the same id could not be told apart on
     resume). A folder is only listed, its files are not read."""
     path = Path(path)
     _must_exist(path)
-    if input_kind(path) == "folder":
-        return sum(1 for _ in _folder_files(path, exclude))
     seen = IdSet()  # 16 bytes an id: the pass stays flat in memory however long IN is
+    if input_kind(path) == "folder":
+        for record_id, _ in _folder_files(path, exclude):
+            seen.add(record_id)
+        return seen
     for record in read_records(path, field, exclude=exclude):
         seen.add(record.id)
     repeated = seen.repeated()
@@ -340,7 +343,7 @@ def scan_input(path: Path, field: str = DEFAULT_FIELD, *, exclude: Path | Iterab
                         hint="give every record its own id, or leave the ids out (then the line or row number is the id)",
                     )
                 again.add(record.id)
-    return seen.count
+    return seen
 
 
 @dataclass(frozen=True)
@@ -507,10 +510,11 @@ class Tally:
     tokens: int = 0
     cost: float = 0.0
     started: float = field(default_factory=time.monotonic)
-    before: dict[str, int] = field(default_factory=dict)  # statuses of the lines OUT held when this run began
+    before: dict[str, int] = field(default_factory=dict)  # statuses of OUT's lines for IN's ids when this run began
+    elsewhere: int = 0  # OUT's lines for ids not in IN (kept, not counted)
 
     def overall(self) -> dict[str, int]:
-        """Statuses of every line in OUT: those of earlier runs and this one's."""
+        """Statuses of OUT's lines for IN's ids: those of earlier runs and this one's."""
         merged = dict(self.before)
         for status, n in self.counts.items():
             merged[status] = merged.get(status, 0) + n
@@ -518,7 +522,7 @@ class Tally:
 
     @property
     def failed_overall(self) -> int:
-        """Lines in OUT without a usable answer (error, stale, refused), earlier runs included."""
+        """OUT's lines for IN's ids without a usable answer (error, stale, refused), earlier runs included."""
         merged = self.overall()
         return sum(merged.get(status, 0) for status in ("error", "stale", "refused"))
 
