@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -137,6 +138,8 @@ def test_a_file_of_an_older_vance_loads_and_is_saved_with_a_log(store):
     (lambda log, ref: ref.update(messages=5), "holds 117 messages, the file says 5"),
     (lambda log, ref: ref.update(file="../../etc/passwd"), "must name"),
     (lambda log, ref: log.write_bytes(b"{" * 10 + log.read_bytes()[10:]), "not one JSON message per line"),
+    # a restored backup made of links (cp -rs), a cloned folder's link: never read through
+    (lambda log, ref: (log.rename(log.with_name("elsewhere")), log.symlink_to("elsewhere")), "symbolic link"),
 ])
 def test_a_damaged_log_is_an_unreadable_file_kept_untouched(store, damage, reason):
     store.create(chat(40))
@@ -148,6 +151,47 @@ def test_a_damaged_log_is_an_unreadable_file_kept_untouched(store, damage, reaso
         store.load(PID)
     assert store.list()[1][0][0] == store.path(PID)
     assert store.path(PID).read_bytes() == kept
+
+
+def in_time(fn, seconds: float = 5.0) -> tuple[bool, dict]:
+    """``fn()`` in a thread: (still waiting after ``seconds``, {"value": ...} or {"error": ...})."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return thread.is_alive(), box
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_planted_as_the_log_is_unreadable_and_never_waited_on(store):
+    """Review 20c #3: a FIFO as <id>.history.1.jsonl (a cloned .vance/processes) made `vance show`,
+    `chat --resume` and `chat --continue` (store.list) wait forever for a writer."""
+    store.create(chat(40))
+    log = store.root / f"{PID}.history.1.jsonl"
+    log.unlink()
+    os.mkfifo(log)
+    kept = store.path(PID).read_bytes()
+
+    def load_and_list():
+        with pytest.raises(CorruptProcessFile, match="not a regular file"):
+            store.load(PID)
+        return store.list()
+
+    waiting, box = in_time(load_and_list)
+    if waiting:  # the old code: let the blocked open go (a writer that closes at once)
+        os.close(os.open(log, os.O_WRONLY | os.O_NONBLOCK))
+    assert not waiting, "reading the log waits for a writer to the FIFO"
+    assert "error" not in box, box.get("error")
+    processes, corrupt = box["value"]
+    assert processes == [] and [(path, "not a regular file" in why) for path, why in corrupt] == [(store.path(PID), True)]
+    assert store.path(PID).read_bytes() == kept and log.is_fifo()  # kept untouched
 
 
 def test_a_logged_message_with_a_lone_surrogate_is_written_as_u_fffd(store):

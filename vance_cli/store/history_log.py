@@ -41,6 +41,7 @@ from typing import Any
 from vance_cli.crashpoints import crashpoint
 from vance_cli.messages import Message
 from vance_cli.store.atomic import atomic_write_bytes
+from vance_cli.store.reading import read_regular
 from vance_cli.text import safe_data
 
 LOG_START = 64  # messages before the current turn when a history starts its log
@@ -178,8 +179,8 @@ def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
         raise LogError(f"{KEY} must give its messages and bytes as positive integers, found {ref!r}"[:300])
     name = ref["file"]
     try:
-        with open(path.with_name(name), "rb") as fh:
-            data = fh.read(size)
+        # a regular file only, never through a link, never a wait on a FIFO (a cloned .vance/)
+        data = read_regular(path.with_name(name), size, links=False, head=True)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"its history log {name} is missing") from exc
     except OSError as exc:
