@@ -194,6 +194,36 @@ def test_a_fifo_planted_as_the_log_is_unreadable_and_never_waited_on(store):
     assert store.path(PID).read_bytes() == kept and log.is_fifo()  # kept untouched
 
 
+@pytest.mark.parametrize("plant", ["link", "fifo"])
+def test_a_log_that_became_a_link_or_fifo_is_never_written_through(store, tmp_path, plant):
+    """Review 20c #4: the log is replaced by a link (a restored `cp -rs` backup) or a FIFO between
+    the load and the save. The append must not write through the link (it truncated the target to
+    the logged length and appended to it) nor wait on the FIFO: the save starts a new log."""
+    if plant == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    store.create(chat(40))
+    process = store.load(PID)
+    log = store.root / f"{PID}.history.1.jsonl"
+    victim = tmp_path / "victim.txt"  # a file of the person's outside the state folder
+    victim.write_bytes(log.read_bytes() + b"PERSON'S OTHER DATA THAT MUST SURVIVE\n")
+    kept = victim.read_bytes()
+    log.unlink()
+    if plant == "link":
+        log.symlink_to(victim)
+    else:
+        os.mkfifo(log)
+    process.history += [m for n in range(40, 60) for m in turn(n)]  # past LOG_BATCH: an append
+    waiting, box = in_time(lambda: store.save(process))
+    if waiting:  # the old code: a reader lets the blocked open go
+        os.close(os.open(log, os.O_RDONLY | os.O_NONBLOCK))
+    assert not waiting, "the save waits for a reader of the FIFO"
+    assert "error" not in box, box.get("error")
+    assert victim.read_bytes() == kept  # still holds the other data
+    assert logs(store) == [f"{PID}.history.2.jsonl"] and not log.is_symlink()
+    assert head(store)["history_log"]["file"] == f"{PID}.history.2.jsonl"
+    assert store.load(PID) == process
+
+
 def test_a_logged_message_with_a_lone_surrogate_is_written_as_u_fffd(store):
     process = chat(40)
     process.history[0].meta["name"] = "caf\udce9"

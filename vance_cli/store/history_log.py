@@ -34,6 +34,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,14 +129,19 @@ _NUMBER = re.compile(r"\.history\.(\d+)\.jsonl$")
 
 def _append(path: Path, log: HistoryLog, history: list[Message], upto: int) -> HistoryLog:
     data = b"".join(message_line(m) for m in history[log.messages:upto])
+    # Never through a link (it would truncate and append to the file it points at) nor into a
+    # FIFO (O_NONBLOCK: no wait for a reader): whatever is there that is not the regular file
+    # this process logged to, missing or not, gets a new log beside it.
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path.with_name(log.file), os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
+        fd = os.open(path.with_name(log.file), flags)
+    except OSError:
         return _new(path, history, upto)
     try:
-        size = os.fstat(fd).st_size
-        if size != log.size:
-            if size < log.size or _named(path) != log.ref():
+        info = os.fstat(fd)
+        regular, size = stat.S_ISREG(info.st_mode), info.st_size
+        if not regular or size != log.size:
+            if not regular or size < log.size or _named(path) != log.ref():
                 # not the log this process last saved (changed under it): start a new one
                 os.close(fd)
                 fd = -1
