@@ -224,6 +224,28 @@ def test_a_log_that_became_a_link_or_fifo_is_never_written_through(store, tmp_pa
     assert store.load(PID) == process
 
 
+def test_an_id_that_starts_with_another_ids_log_name_keeps_its_log(store):
+    """Review 20c #5: ids may hold dots; the logs of id ``a`` were found with the glob
+    ``a.history.*.jsonl``, which also matched the log of id ``a.history.7``: a new log of ``a``
+    removed it (``a.history.7`` then unreadable, "log missing"), and ``a`` could name it."""
+    history = [m for n in range(40) for m in turn(n)]
+    other = Process(id="a.history.7", engine="arthur", history=list(history))
+    store.create(other)
+    store.create(Process(id="a", engine="arthur", history=list(history)))
+    assert logs(store) == ["a.history.1.jsonl", "a.history.7.history.1.jsonl"]
+    mine = store.load("a")
+    mine.history = [m for n in range(41) for m in turn(n)]  # a history replaced: a new log, others of 'a' go
+    store.save(mine)
+    assert logs(store) == ["a.history.2.jsonl", "a.history.7.history.1.jsonl"]
+    assert store.load("a.history.7") == other and store.load("a") == mine
+    # the file of 'a' naming the log of 'a.history.7' is refused, as any other id's log
+    data = json.loads(store.path("a").read_text())
+    data["history_log"] = json.loads(store.path("a.history.7").read_text())["history_log"]
+    store.path("a").write_text(json.dumps(data))
+    with pytest.raises(CorruptProcessFile, match="must name a a.history.<n>.jsonl"):
+        store.load("a")
+
+
 def test_a_logged_message_with_a_lone_surrogate_is_written_as_u_fffd(store):
     process = chat(40)
     process.history[0].meta["name"] = "caf\udce9"

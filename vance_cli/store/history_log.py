@@ -115,16 +115,25 @@ def place(path: Path, history: list[Message], log: HistoryLog | None) -> History
     return _append(path, log, history, upto)
 
 
+def _name_of(stem: str) -> re.Pattern[str]:
+    """The names of the logs of the process ``stem``: ``<stem>.history.<n>.jsonl`` and nothing
+    else (ids may hold dots: ``a.history.7.history.1.jsonl`` is a log of ``a.history.7``, not of
+    ``a``, which a glob ``a.history.*.jsonl`` would take)."""
+    return re.compile(re.escape(stem) + r"\.history\.([0-9]+)\.jsonl")
+
+
+def _logs(path: Path) -> list[tuple[int, Path]]:
+    """(number, path) of each log beside the process file ``path``, a crash's leftovers too."""
+    name_of = _name_of(path.stem)
+    return [(int(m.group(1)), other) for other in path.parent.iterdir() if (m := name_of.fullmatch(other.name))]
+
+
 def _new(path: Path, history: list[Message], upto: int) -> HistoryLog:
-    numbers = [int(m.group(1)) for p in path.parent.glob(f"{path.stem}.history.*.jsonl") if (m := _NUMBER.search(p.name))]
-    name = f"{path.stem}.history.{max(numbers, default=0) + 1}.jsonl"
+    name = f"{path.stem}.history.{max((n for n, _ in _logs(path)), default=0) + 1}.jsonl"
     data = b"".join(message_line(m) for m in history[:upto])
     atomic_write_bytes(path.with_name(name), data, exclusive=True, mode=0o600)  # fsynced, and its name
     crashpoint("store.log_written")
     return HistoryLog(name, upto, len(data), history, history[upto - 1])
-
-
-_NUMBER = re.compile(r"\.history\.(\d+)\.jsonl$")
 
 
 def _append(path: Path, log: HistoryLog, history: list[Message], upto: int) -> HistoryLog:
@@ -169,16 +178,16 @@ def _named(path: Path) -> Any:
 
 def remove_others(path: Path, keep: HistoryLog | None) -> None:
     """Remove the logs of ``path`` its process file no longer names (after it was saved)."""
-    for other in path.parent.glob(f"{path.stem}.history.*.jsonl"):
-        if keep is None or other.name != keep.file:
-            with contextlib.suppress(OSError):
-                other.unlink()
+    with contextlib.suppress(OSError):  # the file is saved: a leftover stays until the next new log
+        for _, other in _logs(path):
+            if keep is None or other.name != keep.file:
+                with contextlib.suppress(OSError):
+                    other.unlink()
 
 
 def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
     """(the logged messages as JSON values, the file name, messages, bytes) named by ``ref``."""
-    if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not _NUMBER.search(ref["file"]) \
-            or "/" in ref["file"] or not ref["file"].startswith(path.stem + ".history."):
+    if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not _name_of(path.stem).fullmatch(ref["file"]):
         raise LogError(f"{KEY} must name a {path.stem}.history.<n>.jsonl file beside it, found {ref!r}"[:300])
     count, size = ref.get("messages"), ref.get("bytes")
     if not (isinstance(count, int) and isinstance(size, int) and count > 0 and size > 0) or isinstance(count, bool):
