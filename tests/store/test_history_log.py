@@ -54,6 +54,28 @@ def test_a_short_chat_stays_one_file(store):
     assert len(head(store)["history"]) == len(process.history)
 
 
+def test_only_a_file_that_names_a_log_says_schema_version_3(store, monkeypatch):
+    """Review 20c #8: every save wrote schema_version 3, so a vance of schema 2 refused even a short
+    chat whose file has nothing it cannot read. A file without a log says 2; one naming a log, 3."""
+    from vance_cli.store import files
+
+    process = chat(10)
+    store.create(process)
+    assert "history_log" not in head(store) and head(store)["schema_version"] == 2
+    process.history += [m for n in range(10, 40) for m in turn(n)]
+    store.save(process)
+    assert "history_log" in head(store) and head(store)["schema_version"] == SCHEMA_VERSION == 3
+    monkeypatch.setattr(files, "SCHEMA_VERSION", 2)  # as a vance of schema 2 reads it
+    with pytest.raises(CorruptProcessFile, match="written by a newer vance"):
+        store.load(PID)
+    monkeypatch.undo()
+    process.history = process.history[-6:]  # short again: one file, readable by that vance again
+    store.save(process)
+    assert "history_log" not in head(store) and head(store)["schema_version"] == 2
+    monkeypatch.setattr(files, "SCHEMA_VERSION", 2)
+    assert store.load(PID).history == process.history
+
+
 def test_a_long_chat_saves_only_what_is_new(store):
     process = chat(40)  # 120 messages: the 117 before the last question go to the log
     store.create(process)
