@@ -42,7 +42,7 @@ from typing import Any
 from vance_cli.crashpoints import crashpoint
 from vance_cli.messages import Message
 from vance_cli.store.atomic import atomic_write_bytes
-from vance_cli.store.reading import read_regular
+from vance_cli.store.reading import A_LINK, NOT_REGULAR, read_regular
 from vance_cli.text import safe_data
 
 LOG_START = 64  # messages before the current turn when a history starts its log
@@ -185,14 +185,39 @@ def remove_others(path: Path, keep: HistoryLog | None) -> None:
                     other.unlink()
 
 
-def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
-    """(the logged messages as JSON values, the file name, messages, bytes) named by ``ref``."""
+def check_ref(path: Path, ref: Any) -> tuple[str, int, int]:
+    """(the file name, messages, bytes) of the note ``ref`` in the process file ``path``; LogError
+    when it does not name a log of this process with positive counts."""
     if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not _name_of(path.stem).fullmatch(ref["file"]):
         raise LogError(f"{KEY} must name a {path.stem}.history.<n>.jsonl file beside it, found {ref!r}"[:300])
     count, size = ref.get("messages"), ref.get("bytes")
     if not (isinstance(count, int) and isinstance(size, int) and count > 0 and size > 0) or isinstance(count, bool):
         raise LogError(f"{KEY} must give its messages and bytes as positive integers, found {ref!r}"[:300])
-    name = ref["file"]
+    return ref["file"], count, size
+
+
+def problem(path: Path, name: str, size: int) -> str | None:
+    """What an lstat alone tells is wrong with the log ``name`` of the process file ``path``
+    (missing, a link, not a regular file, shorter than ``size``), or None: `vance ps` checks
+    each listed log so, without reading it."""
+    try:
+        info = os.lstat(path.with_name(name))
+    except FileNotFoundError:
+        return f"its history log {name} is missing"
+    except OSError as exc:
+        return f"cannot read its history log {name}: {exc.strerror}"
+    if stat.S_ISLNK(info.st_mode):
+        return f"cannot read its history log {name}: {A_LINK}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"cannot read its history log {name}: {NOT_REGULAR}"
+    if info.st_size < size:
+        return f"its history log {name} is shorter than the file says ({info.st_size} of {size} bytes)"
+    return None
+
+
+def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
+    """(the logged messages as JSON values, the file name, messages, bytes) named by ``ref``."""
+    name, count, size = check_ref(path, ref)
     try:
         # a regular file only, never through a link, never a wait on a FIFO (a cloned .vance/)
         data = read_regular(path.with_name(name), size, links=False, head=True)
