@@ -124,8 +124,11 @@ def test_read_regular_refuses_and_bounds(tmp_path):
     assert read_regular(tmp_path / "f", 5) == b"12345"
     with pytest.raises(OSError, match="larger than 4 bytes"):
         read_regular(tmp_path / "f", 4)
+    assert read_regular(tmp_path / "f", 4, head=True) == b"1234"  # its first bytes (a history log)
     with pytest.raises(OSError, match="not a regular file"):
         read_regular(Path("/dev/zero"), 10)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular(Path("/dev/zero"), 10, head=True)
     os.mkfifo(tmp_path / "p")
     with pytest.raises(OSError, match="not a regular file"):
         read_regular(tmp_path / "p", 10)  # O_NONBLOCK: no writer, no wait

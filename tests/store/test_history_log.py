@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -51,6 +52,28 @@ def test_a_short_chat_stays_one_file(store):
     store.create(process)
     assert logs(store) == [] and "history_log" not in head(store)
     assert len(head(store)["history"]) == len(process.history)
+
+
+def test_only_a_file_that_names_a_log_says_schema_version_3(store, monkeypatch):
+    """Review 20c #8: every save wrote schema_version 3, so a vance of schema 2 refused even a short
+    chat whose file has nothing it cannot read. A file without a log says 2; one naming a log, 3."""
+    from vance_cli.store import files
+
+    process = chat(10)
+    store.create(process)
+    assert "history_log" not in head(store) and head(store)["schema_version"] == 2
+    process.history += [m for n in range(10, 40) for m in turn(n)]
+    store.save(process)
+    assert "history_log" in head(store) and head(store)["schema_version"] == SCHEMA_VERSION == 3
+    monkeypatch.setattr(files, "SCHEMA_VERSION", 2)  # as a vance of schema 2 reads it
+    with pytest.raises(CorruptProcessFile, match="written by a newer vance"):
+        store.load(PID)
+    monkeypatch.undo()
+    process.history = process.history[-6:]  # short again: one file, readable by that vance again
+    store.save(process)
+    assert "history_log" not in head(store) and head(store)["schema_version"] == 2
+    monkeypatch.setattr(files, "SCHEMA_VERSION", 2)
+    assert store.load(PID).history == process.history
 
 
 def test_a_long_chat_saves_only_what_is_new(store):
@@ -137,6 +160,8 @@ def test_a_file_of_an_older_vance_loads_and_is_saved_with_a_log(store):
     (lambda log, ref: ref.update(messages=5), "holds 117 messages, the file says 5"),
     (lambda log, ref: ref.update(file="../../etc/passwd"), "must name"),
     (lambda log, ref: log.write_bytes(b"{" * 10 + log.read_bytes()[10:]), "not one JSON message per line"),
+    # a restored backup made of links (cp -rs), a cloned folder's link: never read through
+    (lambda log, ref: (log.rename(log.with_name("elsewhere")), log.symlink_to("elsewhere")), "symbolic link"),
 ])
 def test_a_damaged_log_is_an_unreadable_file_kept_untouched(store, damage, reason):
     store.create(chat(40))
@@ -148,6 +173,99 @@ def test_a_damaged_log_is_an_unreadable_file_kept_untouched(store, damage, reaso
         store.load(PID)
     assert store.list()[1][0][0] == store.path(PID)
     assert store.path(PID).read_bytes() == kept
+
+
+def in_time(fn, seconds: float = 5.0) -> tuple[bool, dict]:
+    """``fn()`` in a thread: (still waiting after ``seconds``, {"value": ...} or {"error": ...})."""
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return thread.is_alive(), box
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_planted_as_the_log_is_unreadable_and_never_waited_on(store):
+    """Review 20c #3: a FIFO as <id>.history.1.jsonl (a cloned .vance/processes) made `vance show`,
+    `chat --resume` and `chat --continue` (store.list) wait forever for a writer."""
+    store.create(chat(40))
+    log = store.root / f"{PID}.history.1.jsonl"
+    log.unlink()
+    os.mkfifo(log)
+    kept = store.path(PID).read_bytes()
+
+    def load_and_list():
+        with pytest.raises(CorruptProcessFile, match="not a regular file"):
+            store.load(PID)
+        return store.list()
+
+    waiting, box = in_time(load_and_list)
+    if waiting:  # the old code: let the blocked open go (a writer that closes at once)
+        os.close(os.open(log, os.O_WRONLY | os.O_NONBLOCK))
+    assert not waiting, "reading the log waits for a writer to the FIFO"
+    assert "error" not in box, box.get("error")
+    processes, corrupt = box["value"]
+    assert processes == [] and [(path, "not a regular file" in why) for path, why in corrupt] == [(store.path(PID), True)]
+    assert store.path(PID).read_bytes() == kept and log.is_fifo()  # kept untouched
+
+
+@pytest.mark.parametrize("plant", ["link", "fifo"])
+def test_a_log_that_became_a_link_or_fifo_is_never_written_through(store, tmp_path, plant):
+    """Review 20c #4: the log is replaced by a link (a restored `cp -rs` backup) or a FIFO between
+    the load and the save. The append must not write through the link (it truncated the target to
+    the logged length and appended to it) nor wait on the FIFO: the save starts a new log."""
+    if plant == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    store.create(chat(40))
+    process = store.load(PID)
+    log = store.root / f"{PID}.history.1.jsonl"
+    victim = tmp_path / "victim.txt"  # a file of the person's outside the state folder
+    victim.write_bytes(log.read_bytes() + b"PERSON'S OTHER DATA THAT MUST SURVIVE\n")
+    kept = victim.read_bytes()
+    log.unlink()
+    if plant == "link":
+        log.symlink_to(victim)
+    else:
+        os.mkfifo(log)
+    process.history += [m for n in range(40, 60) for m in turn(n)]  # past LOG_BATCH: an append
+    waiting, box = in_time(lambda: store.save(process))
+    if waiting:  # the old code: a reader lets the blocked open go
+        os.close(os.open(log, os.O_RDONLY | os.O_NONBLOCK))
+    assert not waiting, "the save waits for a reader of the FIFO"
+    assert "error" not in box, box.get("error")
+    assert victim.read_bytes() == kept  # still holds the other data
+    assert logs(store) == [f"{PID}.history.2.jsonl"] and not log.is_symlink()
+    assert head(store)["history_log"]["file"] == f"{PID}.history.2.jsonl"
+    assert store.load(PID) == process
+
+
+def test_an_id_that_starts_with_another_ids_log_name_keeps_its_log(store):
+    """Review 20c #5: ids may hold dots; the logs of id ``a`` were found with the glob
+    ``a.history.*.jsonl``, which also matched the log of id ``a.history.7``: a new log of ``a``
+    removed it (``a.history.7`` then unreadable, "log missing"), and ``a`` could name it."""
+    history = [m for n in range(40) for m in turn(n)]
+    other = Process(id="a.history.7", engine="arthur", history=list(history))
+    store.create(other)
+    store.create(Process(id="a", engine="arthur", history=list(history)))
+    assert logs(store) == ["a.history.1.jsonl", "a.history.7.history.1.jsonl"]
+    mine = store.load("a")
+    mine.history = [m for n in range(41) for m in turn(n)]  # a history replaced: a new log, others of 'a' go
+    store.save(mine)
+    assert logs(store) == ["a.history.2.jsonl", "a.history.7.history.1.jsonl"]
+    assert store.load("a.history.7") == other and store.load("a") == mine
+    # the file of 'a' naming the log of 'a.history.7' is refused, as any other id's log
+    data = json.loads(store.path("a").read_text())
+    data["history_log"] = json.loads(store.path("a.history.7").read_text())["history_log"]
+    store.path("a").write_text(json.dumps(data))
+    with pytest.raises(CorruptProcessFile, match="must name a a.history.<n>.jsonl"):
+        store.load("a")
 
 
 def test_a_logged_message_with_a_lone_surrogate_is_written_as_u_fffd(store):

@@ -159,3 +159,32 @@ def test_ps_checks_each_recipe_snapshot_once(vance_home, monkeypatch):
     assert r.returncode == 0, r.stderr
     assert all(f"chat {n}" in r.stdout for n in range(4))
     assert calls == [RECIPE]
+
+
+def test_a_chat_whose_history_log_is_gone_is_listed_as_unreadable(home, reads):
+    """Review 20c #7: ps listed a chat whose log was missing (or replaced) as READY with no word;
+    only `vance show` / `--resume` said so. The listing now lstats the log the file names, every
+    time (the log can go while the process file, and so its cache entry, stays the same)."""
+    store = ProcessStore(home / "processes")
+    _make(store, 1)
+    long = _make(store, 2)
+    long.history = [Message(role="user" if i % 2 == 0 else "assistant", content=f"m{i}") for i in range(80)]
+    store.save(long)
+    _age(store.path(long.id))
+    (log,) = store.root.glob("*.jsonl")
+    for _ in range(2):  # from the file, then from the cache
+        found = list_processes(store.root, home=home)
+        assert [p.id for p in found.processes] == [long.id, "20260101-000000-000001"] and not found.unreadable
+    reads.clear()
+    log.unlink()
+    for _ in range(2):
+        found = list_processes(store.root, home=home)
+        assert [p.id for p in found.processes] == ["20260101-000000-000001"]
+        assert [(p.name, why) for p, why in found.unreadable] == [
+            (store.path(long.id).name, f"its history log {log.name} is missing")]
+    assert reads == []  # a stat, not a read: the process file did not change
+    log.symlink_to(store.path("20260101-000000-000001"))
+    assert "it is a symbolic link" in list_processes(store.root, home=home).unreadable[0][1]
+    log.unlink()
+    log.write_bytes(b"{}\n")  # shorter than the file says
+    assert "shorter than the file says" in list_processes(store.root, home=home).unreadable[0][1]

@@ -22,7 +22,7 @@ from vance_cli.llm.scripted import FunctionModel
 from vance_cli.runtime.benjy_service import BenjyService
 from vance_cli.runtime.runner import Runtime
 from vance_cli.runtime.scheduler import Scheduler, delivery_id
-from vance_cli.store.process import SCHEMA_VERSION, InboxItem, Status
+from vance_cli.store.process import SCHEMA_VERSION, SCHEMA_VERSION_NO_LOG, InboxItem, Status
 
 DATA = Path(__file__).with_name("data") / "v1"
 WRITTEN_IN = "/tmp/vance-v1-fixture/ws"  # the workspace the files were written in
@@ -73,10 +73,12 @@ def test_a_version_1_tree_loads_with_its_tree_fields(tmp_path):
     assert run.engine == "benjy" and run.status == Status.IDLE and run.children == [first, second]
     assert w1.worker and w1.status == Status.DONE and w1.delivery.to == benjy_id
     assert w2.worker and w2.status == Status.READY and w2.delivery is None
-    # saved again, a file says the version it now has and keeps its fields
+    # saved again, a file says the version it now has (2: its tree fields moved; it names no
+    # history log, the only thing of 3) and keeps its fields
     rt.store.save(child)
     saved = json.loads(rt.store.path(child_id).read_text())
-    assert saved["schema_version"] == SCHEMA_VERSION and saved["delivery"]["to"] == parent_id
+    assert "history_log" not in saved
+    assert saved["schema_version"] == SCHEMA_VERSION_NO_LOG == 2 and saved["delivery"]["to"] == parent_id
 
 
 def test_a_version_1_chat_child_that_asked_is_answered_and_delivers_anew(tmp_path):
@@ -151,7 +153,7 @@ def test_a_chat_file_of_120d7fb_goes_on_and_is_saved_in_todays_format(tmp_path):
     assert result.stdout.strip() == "You are welcome."
     saved = json.loads((home / "processes" / f"{CLI_PID}.json").read_text())
     old = json.loads((CLI_DATA / f"{CLI_PID}.json").read_text())
-    assert saved["schema_version"] == SCHEMA_VERSION
+    assert saved["schema_version"] == SCHEMA_VERSION_NO_LOG and "history_log" not in saved  # a short chat
     # the old turn is kept as it was, the new one follows it
     assert [m["content"] for m in saved["history"][: len(old["history"])]] == [m["content"] for m in old["history"]]
     assert saved["history"][len(old["history"])]["content"] == "thanks"

@@ -22,7 +22,7 @@ from vance_cli.errors import CorruptProcessFile, ProcessNotFound, StoreError, Us
 from vance_cli.store import history_log
 from vance_cli.store.atomic import atomic_write_bytes, is_temp_file, state_folder, write_error
 from vance_cli.store.lock import current_holder, process_lock
-from vance_cli.store.process import SCHEMA_VERSION, Process
+from vance_cli.store.process import SCHEMA_VERSION, SCHEMA_VERSION_NO_LOG, Process
 from vance_cli.text import json_depth, safe_data
 
 
@@ -250,9 +250,10 @@ class ProcessStore:
         self._folder()
         before = process._history_log
         log = before
-        process.schema_version = SCHEMA_VERSION  # written in this vance's format (an older one refuses it)
         try:
             log = history_log.place(path, process.history, before)  # a long history's log first
+            # written in this vance's format (an older one refuses it); without a log, in schema 2's
+            process.schema_version = SCHEMA_VERSION if log is not None else SCHEMA_VERSION_NO_LOG
             atomic_write_bytes(path, _serialize(process, log), exclusive=exclusive, mode=0o600)
         except FileExistsError:
             if log is not None and log is not before:  # a log written for a file that was not ours

@@ -34,6 +34,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from typing import Any
 from vance_cli.crashpoints import crashpoint
 from vance_cli.messages import Message
 from vance_cli.store.atomic import atomic_write_bytes
+from vance_cli.store.reading import A_LINK, NOT_REGULAR, read_regular
 from vance_cli.text import safe_data
 
 LOG_START = 64  # messages before the current turn when a history starts its log
@@ -113,28 +115,42 @@ def place(path: Path, history: list[Message], log: HistoryLog | None) -> History
     return _append(path, log, history, upto)
 
 
+def _name_of(stem: str) -> re.Pattern[str]:
+    """The names of the logs of the process ``stem``: ``<stem>.history.<n>.jsonl`` and nothing
+    else (ids may hold dots: ``a.history.7.history.1.jsonl`` is a log of ``a.history.7``, not of
+    ``a``, which a glob ``a.history.*.jsonl`` would take)."""
+    return re.compile(re.escape(stem) + r"\.history\.([0-9]+)\.jsonl")
+
+
+def _logs(path: Path) -> list[tuple[int, Path]]:
+    """(number, path) of each log beside the process file ``path``, a crash's leftovers too."""
+    name_of = _name_of(path.stem)
+    return [(int(m.group(1)), other) for other in path.parent.iterdir() if (m := name_of.fullmatch(other.name))]
+
+
 def _new(path: Path, history: list[Message], upto: int) -> HistoryLog:
-    numbers = [int(m.group(1)) for p in path.parent.glob(f"{path.stem}.history.*.jsonl") if (m := _NUMBER.search(p.name))]
-    name = f"{path.stem}.history.{max(numbers, default=0) + 1}.jsonl"
+    name = f"{path.stem}.history.{max((n for n, _ in _logs(path)), default=0) + 1}.jsonl"
     data = b"".join(message_line(m) for m in history[:upto])
     atomic_write_bytes(path.with_name(name), data, exclusive=True, mode=0o600)  # fsynced, and its name
     crashpoint("store.log_written")
     return HistoryLog(name, upto, len(data), history, history[upto - 1])
 
 
-_NUMBER = re.compile(r"\.history\.(\d+)\.jsonl$")
-
-
 def _append(path: Path, log: HistoryLog, history: list[Message], upto: int) -> HistoryLog:
     data = b"".join(message_line(m) for m in history[log.messages:upto])
+    # Never through a link (it would truncate and append to the file it points at) nor into a
+    # FIFO (O_NONBLOCK: no wait for a reader): whatever is there that is not the regular file
+    # this process logged to, missing or not, gets a new log beside it.
+    flags = os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path.with_name(log.file), os.O_WRONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
+        fd = os.open(path.with_name(log.file), flags)
+    except OSError:
         return _new(path, history, upto)
     try:
-        size = os.fstat(fd).st_size
-        if size != log.size:
-            if size < log.size or _named(path) != log.ref():
+        info = os.fstat(fd)
+        regular, size = stat.S_ISREG(info.st_mode), info.st_size
+        if not regular or size != log.size:
+            if not regular or size < log.size or _named(path) != log.ref():
                 # not the log this process last saved (changed under it): start a new one
                 os.close(fd)
                 fd = -1
@@ -162,24 +178,49 @@ def _named(path: Path) -> Any:
 
 def remove_others(path: Path, keep: HistoryLog | None) -> None:
     """Remove the logs of ``path`` its process file no longer names (after it was saved)."""
-    for other in path.parent.glob(f"{path.stem}.history.*.jsonl"):
-        if keep is None or other.name != keep.file:
-            with contextlib.suppress(OSError):
-                other.unlink()
+    with contextlib.suppress(OSError):  # the file is saved: a leftover stays until the next new log
+        for _, other in _logs(path):
+            if keep is None or other.name != keep.file:
+                with contextlib.suppress(OSError):
+                    other.unlink()
 
 
-def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
-    """(the logged messages as JSON values, the file name, messages, bytes) named by ``ref``."""
-    if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not _NUMBER.search(ref["file"]) \
-            or "/" in ref["file"] or not ref["file"].startswith(path.stem + ".history."):
+def check_ref(path: Path, ref: Any) -> tuple[str, int, int]:
+    """(the file name, messages, bytes) of the note ``ref`` in the process file ``path``; LogError
+    when it does not name a log of this process with positive counts."""
+    if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not _name_of(path.stem).fullmatch(ref["file"]):
         raise LogError(f"{KEY} must name a {path.stem}.history.<n>.jsonl file beside it, found {ref!r}"[:300])
     count, size = ref.get("messages"), ref.get("bytes")
     if not (isinstance(count, int) and isinstance(size, int) and count > 0 and size > 0) or isinstance(count, bool):
         raise LogError(f"{KEY} must give its messages and bytes as positive integers, found {ref!r}"[:300])
-    name = ref["file"]
+    return ref["file"], count, size
+
+
+def problem(path: Path, name: str, size: int) -> str | None:
+    """What an lstat alone tells is wrong with the log ``name`` of the process file ``path``
+    (missing, a link, not a regular file, shorter than ``size``), or None: `vance ps` checks
+    each listed log so, without reading it."""
     try:
-        with open(path.with_name(name), "rb") as fh:
-            data = fh.read(size)
+        info = os.lstat(path.with_name(name))
+    except FileNotFoundError:
+        return f"its history log {name} is missing"
+    except OSError as exc:
+        return f"cannot read its history log {name}: {exc.strerror}"
+    if stat.S_ISLNK(info.st_mode):
+        return f"cannot read its history log {name}: {A_LINK}"
+    if not stat.S_ISREG(info.st_mode):
+        return f"cannot read its history log {name}: {NOT_REGULAR}"
+    if info.st_size < size:
+        return f"its history log {name} is shorter than the file says ({info.st_size} of {size} bytes)"
+    return None
+
+
+def read(path: Path, ref: Any) -> tuple[list[Any], str, int, int]:
+    """(the logged messages as JSON values, the file name, messages, bytes) named by ``ref``."""
+    name, count, size = check_ref(path, ref)
+    try:
+        # a regular file only, never through a link, never a wait on a FIFO (a cloned .vance/)
+        data = read_regular(path.with_name(name), size, links=False, head=True)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"its history log {name} is missing") from exc
     except OSError as exc:

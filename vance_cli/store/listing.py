@@ -6,7 +6,9 @@ parent, title, folder, times) as a Process checks those fields, plus what every 
 that fails is listed as unreadable with the reason. The rest of a Process (the history above all)
 is not validated here: `vance show` and resuming do, and say what is wrong. The recipe snapshot is
 kept once per distinct snapshot (``Listing.recipes``), so its check (runtime/checks.py) runs once
-for all the chats that share it.
+for all the chats that share it. A file naming a history log (store/history_log.py) is listed as
+unreadable when an lstat shows the log missing, a link, not a regular file or shorter than named,
+as `vance show` would say; that check runs at every listing, the log is not read.
 
 What was read is kept in ``$VANCE_HOME/cache/ps/<hash of the folder>.json``, keyed by each file's inode, size,
 modification and change time (a save replaces the file, so it gets a new inode): the next listing
@@ -32,12 +34,13 @@ from typing import Any
 
 from pydantic import ConfigDict, ValidationError, create_model
 
+from vance_cli.store import history_log
 from vance_cli.store.atomic import TEMP_PREFIX, TEMP_SUFFIX, atomic_write_bytes
 from vance_cli.store.files import Unreadable, read_process_data, validation_reason
 from vance_cli.store.process import SCHEMA_VERSION, Process, Status
 
 # Bumped when what is kept for a file could change for the same file.
-CACHE_FORMAT = f"2-{SCHEMA_VERSION}"
+CACHE_FORMAT = f"3-{SCHEMA_VERSION}"  # 3: an entry keeps the history log its file names
 RACY_SECONDS = 2.0
 
 # The fields a listing shows; validated with the Process's own field definitions.
@@ -90,9 +93,17 @@ class Listing:
     recipes: dict[str, dict[str, Any]] = field(default_factory=dict)  # recipe snapshots by key
 
 
-def summary_of(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the shown fields as JSON values, the recipe snapshot) of one process file; Unreadable."""
+def summary_of(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[Any] | None]:
+    """(the shown fields as JSON values, the recipe snapshot, [file, bytes] of the history log it
+    names or None) of one process file; Unreadable."""
     data = read_process_data(path, history=False)
+    log = None
+    if data.get(history_log.KEY) is not None:
+        try:
+            name, _, size = history_log.check_ref(path, data[history_log.KEY])
+        except history_log.LogError as exc:
+            raise Unreadable(str(exc)) from None
+        log = [name, size]
     try:
         shown = _Shown.model_validate(data)
     except ValidationError as exc:
@@ -100,7 +111,7 @@ def summary_of(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if shown.id != path.stem:
         raise Unreadable(f"its id {shown.id!r} does not match the file name")
     kept = shown.model_dump(mode="json")
-    return kept, kept.pop("recipe")
+    return kept, kept.pop("recipe"), log
 
 
 def _recipe_key(recipe: dict[str, Any]) -> str:
@@ -178,7 +189,7 @@ def list_processes(root: Path, *, home: Path | None = None) -> Listing:
         if found is None:
             changed = True
             try:
-                shown, recipe = summary_of(Path(entry.path))
+                shown, recipe, log = summary_of(Path(entry.path))
             except Unreadable as exc:
                 found = _Found({"unreadable": str(exc)})
             except FileNotFoundError:  # pragma: no cover - removed while listing
@@ -186,8 +197,12 @@ def list_processes(root: Path, *, home: Path | None = None) -> Listing:
             else:
                 shown["recipe"] = _recipe_key(recipe)
                 summary = ProcessSummary(**{**shown, "status": Status(shown["status"])})
-                found = _Found({"row": summary.row()}, summary, recipe)
-        if found.summary is None:
+                found = _Found({"row": summary.row(), **({"log": log} if log else {})}, summary, recipe)
+        # the log can go or change while the process file stays as it was: an lstat every time
+        gone = history_log.problem(Path(entry.path), *found.kept["log"]) if "log" in found.kept else None
+        if gone is not None:
+            listing.unreadable.append((Path(entry.path), gone))
+        elif found.summary is None:
             listing.unreadable.append((Path(entry.path), found.kept["unreadable"]))
         else:
             listing.processes.append(found.summary)
@@ -215,8 +230,9 @@ def _from_cache(entry: Any, recipes: dict[str, Any]) -> _Found | None:
         return None
     if isinstance(entry.get("unreadable"), str):
         return _Found(entry)
-    row = entry.get("row")
-    if not isinstance(row, list):
+    row, log = entry.get("row"), entry.get("log", [".", 0])
+    if not isinstance(row, list) or not (isinstance(log, list) and len(log) == 2 and isinstance(log[0], str)
+                                         and type(log[1]) is int):
         return None
     try:
         summary = ProcessSummary.of(row)

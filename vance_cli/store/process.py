@@ -20,6 +20,9 @@ from vance_cli.messages import Message, Usage
 # 2: the tree fields left engine_params (children, worker, delivery, deliveries).
 # 3: a long history starts in a log beside the file ("history_log", store/history_log.py).
 SCHEMA_VERSION = 3
+# A file that names no log has nothing a vance of schema 2 cannot read: it is written as 2, so that
+# vance still opens short chats (store/files.py ProcessStore._write).
+SCHEMA_VERSION_NO_LOG = 2
 _TREE_KEYS = ("children", "worker", "delivery", "deliveries")
 
 # Seconds since the epoch, finite and below ~year 5000: a hand-edited or hostile "updated": 1e300

@@ -18,13 +18,15 @@ NOT_REGULAR = "it is not a regular file (a device, a FIFO or a socket)"
 A_LINK = "it is a symbolic link"
 
 
-def read_regular(path: Path | str, limit: int, *, links: bool = True) -> bytes:
+def read_regular(path: Path | str, limit: int, *, links: bool = True, head: bool = False) -> bytes:
     """The bytes of the regular file ``path`` (at most ``limit`` of them).
 
     OSError when it is anything else, its ``strerror`` saying what for the person: a device, FIFO
     or socket (opened with O_NONBLOCK, so a FIFO never waits for a writer, then refused by its
     mode), a symbolic link when ``links`` is False (O_NOFOLLOW: the last part of the path), or
-    longer than ``limit`` (the read stops one byte past it). A missing file is FileNotFoundError.
+    longer than ``limit`` (the read stops one byte past it) unless ``head`` is True: then its first
+    ``limit`` bytes (a file that may hold more, such as a history log). A missing file is
+    FileNotFoundError.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not links:
@@ -40,8 +42,9 @@ def read_regular(path: Path | str, limit: int, *, links: bool = True) -> bytes:
             raise OSError(errno.EINVAL, NOT_REGULAR, str(path))
         chunks: list[bytes] = []
         size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+        stop = limit if head else limit + 1
+        while size < stop:
+            chunk = os.read(fd, min(stop - size, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
