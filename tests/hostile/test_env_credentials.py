@@ -61,6 +61,9 @@ def logging_server():
 @pytest.mark.parametrize("model,env", [
     ("watsonx/m", {"WATSONX_TOKEN": SECRET, "WATSONX_PROJECT_ID": "p"}),
     ("openai/m", {"OPENAI_API_KEY": "sk-x", "OPENAI_ORGANIZATION": "org-" + SECRET}),
+    # the third review (17d): names the OpenAI SDK reads itself (litellm passes organization=None)
+    ("openai/m", {"OPENAI_ORG_ID": "org-" + SECRET}),  # sent as OpenAI-Organization
+    ("openai/m", {"OPENAI_PROJECT_ID": "proj_" + SECRET}),  # sent as OpenAI-Project
 ])
 def test_no_environment_credential_reaches_a_foreign_base(logging_server, monkeypatch, model, env):
     # the reviewer's repro (test_r3_other_env_credentials.py)
