@@ -54,3 +54,18 @@ def _fresh_format_steps():
 
 
 from tests.fakeserver import fake_openai  # noqa: F401  (fixture)
+from tests.rayinstance import ray_instance  # noqa: F401,E402  (fixture)
+
+
+def pytest_collection_modifyitems(items):
+    """The tests on the one Ray instance run last, together, on one worker (``--dist loadgroup``):
+    started once, never idling meanwhile, never two instances at a time."""
+    for item in items:
+        if "ray_instance" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+    items.sort(key=lambda item: "ray_instance" in getattr(item, "fixturenames", ()))
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core, at most 4 (the tests start subprocesses of their own)."""
+    return max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))

@@ -19,7 +19,6 @@ import pytest
 
 from tests.cli.test_benjy_batch import CHECK, GOALS, batch_brain, env, roots, snapshot, src, write_goals  # noqa: F401 (fixtures)
 from tests.helpers import json_lines, run_cli
-from tests.rayinstance import ray_instance  # noqa: F401 (fixture)
 
 ray = pytest.importorskip("ray")
 

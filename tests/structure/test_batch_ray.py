@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import json_lines
-from tests.rayinstance import ray_instance  # noqa: F401 (fixture)
 from tests.structure.test_batch import answer, batch, by_id, sent, served, user_text, write_jsonl  # noqa: F401 (fixture)
 from tests.structure.test_batch_parquet import rows
 

@@ -37,7 +37,8 @@ async def type_text(pilot, text: str) -> None:
     await pilot.press(*[("space" if ch == " " else ch) for ch in text])
 
 
-async def wait_for(pilot, predicate, timeout: float = 5.0, describe=None) -> None:
+async def wait_for(pilot, predicate, timeout: float = 20.0, describe=None) -> None:
+    """Until ``predicate()`` holds; the deadline only bounds a failure (a loaded machine is slow)."""
     import time
 
     deadline = time.monotonic() + timeout
