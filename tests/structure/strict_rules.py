@@ -283,16 +283,112 @@ def wellformed_problems(schema: Any) -> list[str]:
     return problems
 
 
-def anthropic_problems(schema: dict[str, Any]) -> list[str]:
+# Anthropic's structured outputs ("JSON Schema limitations", build-with-claude/structured-outputs;
+# shared by JSON outputs and strict tool use): enum values are strings, numbers, bools or nulls only
+# ("Complex types within enums" are not supported; a const of an object is the same thing);
+# regexes without backreferences ("\1"), lookahead/lookbehind or word boundaries ("\b", "\B");
+# formats date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid; minItems 0 or 1;
+# additionalProperties only false; no recursion. Strict tools, "Limits": no more than 24 optional
+# parameters and 16 parameters with union types per request (PEERS.md; litellm
+# llms/anthropic/chat/transformation.py NATIVE_OUTPUT_MAX_OPTIONAL_PARAMETERS = 24,
+# NATIVE_OUTPUT_MAX_UNION_PARAMETERS = 16, counted by litellm_core_utils/prompt_templates/
+# json_schema_utils.py: every schema under "properties" anywhere, definitions once; optional = not
+# in that object's "required"; union = anyOf/oneOf or a type list of more than one name).
+ANTHROPIC_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_UNIONS = 24, 16
+
+
+def _regex_problem(pattern: str) -> str | None:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in "bB":
+                return "a word boundary"
+            if nxt.isdigit() and nxt != "0" or pattern[i + 1 : i + 3] == "k<":
+                return "a backreference"
+            i += 2
+            continue
+        if pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            return "a lookaround"
+        i += 1
+    return None
+
+
+def _ref_cycle(schema: dict[str, Any]) -> bool:
+    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+
+    def refs(node: Any) -> set[str]:
+        out = set()
+        for _, n in subschemas({k: v for k, v in node.items() if k != "$defs"} if isinstance(node, dict) else node):
+            ref = n.get("$ref")
+            if ref == "#":
+                out.add("#")
+            elif isinstance(ref, str) and ref.startswith("#/$defs/"):
+                out.add(ref[8:])
+        return out
+
+    graph = {name: refs(body) for name, body in defs.items()}
+    graph["#"] = refs(schema)
+    state: dict[str, int] = {}
+
+    def cyclic(name: str) -> bool:
+        if state.get(name) == 1:
+            return True
+        if state.get(name) == 2 or name not in graph:
+            return False
+        state[name] = 1
+        found = any(cyclic(n) for n in graph[name])
+        state[name] = 2
+        return found
+
+    return any(cyclic(name) for name in graph)
+
+
+def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[str]:
+    """Every way ``schema`` breaks Anthropic's documented limits (``strict``: also strict tools')."""
     problems = []
     if schema.get("type") != "object":
         problems.append("root: must be an object (tool input_schema)")
+    optional = unions = 0
     for path, node in subschemas(schema):
+        where = path or "(root)"
         bad = ANTHROPIC_UNSUPPORTED & node.keys()
         if bad:
-            problems.append(f"{path or '(root)'}: unsupported keywords {sorted(bad)}")
+            problems.append(f"{where}: unsupported keywords {sorted(bad)}")
         if isinstance(node.get("minItems"), int) and node["minItems"] > 1:
-            problems.append(f"{path}: minItems > 1")
+            problems.append(f"{where}: minItems > 1")
+        values = list(node["enum"]) if isinstance(node.get("enum"), list) else []
+        values += [node["const"]] if "const" in node else []
+        if any(isinstance(v, (dict, list)) for v in values):
+            problems.append(f"{where}: an enum or const holding objects or arrays (complex types within enums)")
+        if isinstance(node.get("pattern"), str) and _regex_problem(node["pattern"]):
+            problems.append(f"{where}: pattern with {_regex_problem(node['pattern'])}: {node['pattern']!r}")
+        if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
+            problems.append(f"{where}: unsupported format {node['format']!r}")
+        extra = node.get("additionalProperties", None)
+        if strict and extra is not None and extra is not False:
+            # (not strict: litellm sends a schema with open objects as a plain tool, which takes any)
+            problems.append(f"{where}: strict: additionalProperties other than false")
+        props = node.get("properties")
+        if isinstance(props, dict):
+            required = node.get("required") if isinstance(node.get("required"), list) else []
+            optional += len(set(props) - set(required))
+            for sub in props.values():
+                t = sub.get("type") if isinstance(sub, dict) else None
+                if isinstance(sub, dict) and ("anyOf" in sub or "oneOf" in sub or (isinstance(t, list) and len(t) > 1)):
+                    unions += 1
+        types = node.get("type")
+        types = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+        if strict and ("object" in types or "properties" in node) and node.get("additionalProperties") is not False:
+            problems.append(f"{where}: strict: an object without additionalProperties: false")
+    if strict:
+        if optional > ANTHROPIC_MAX_OPTIONAL:
+            problems.append(f"(root): strict: {optional} optional parameters (limit {ANTHROPIC_MAX_OPTIONAL})")
+        if unions > ANTHROPIC_MAX_UNIONS:
+            problems.append(f"(root): strict: {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
+        if _ref_cycle(schema):
+            problems.append("(root): strict: a recursive schema")
     return problems + _integral_floats(schema)
 
 

@@ -224,7 +224,7 @@ def rule_problems(plan: Any) -> list[str]:
     if plan.family == "openai" and plan.strict:
         problems += openai_strict_problems(schema)
     elif plan.family == "anthropic":
-        problems += anthropic_problems(schema)
+        problems += anthropic_problems(schema, strict=plan.strict)
     elif plan.family == "gemini":
         problems += gemini_problems(schema)
     if plan.family != "other" or plan.strict:

@@ -83,6 +83,10 @@ class Family:
             return value in self.formats
         return True
 
+    def strict_values_refused(self, node: dict[str, Any]) -> str:
+        """Why strict mode cannot send this node's enum/const values ("" when it can)."""
+        return ""
+
     def finish(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """Schema-wide rules on the final strict schema (OpenAI's limits); NotStrict to turn strict off."""
         return provider
@@ -215,6 +219,8 @@ class Walker(Merger):
             const = node.pop("const")
             # const and enum both apply: their intersection, or const alone (a superset) when empty.
             node["enum"] = [const]
+        if self.strict and self.family.strict_values_refused(node):
+            raise NotStrict(ptr(parts), self.family.strict_values_refused(node))
         if isinstance(node.get("enum"), list) and "type" not in node and node["enum"] and self.strict:
             node["type"] = one_or_list(types_of_values(node["enum"]))
 
@@ -639,3 +645,57 @@ def transform(
             if ref != "#" and def_of(ref) not in defs:
                 raise NotStrict("(root)", f"a $ref ({ref}) that does not resolve inside the schema")
     return body, defs, t
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the family modules' tidy steps.
+
+
+def enum_values_as_types(
+    provider: dict[str, Any], notes: list[str], ok: Any, why: str
+) -> dict[str, Any]:
+    """``provider`` with every enum (or const) holding a value ``ok`` refuses sent as its types.
+
+    The enum becomes an ``anyOf`` of the enum of the values ``ok`` takes and one ``{"type": t}``
+    per type of the others (a superset; the exact values are checked locally), with a downgrade
+    line saying ``why``. Gemini: strings and numbers only; Anthropic: no objects or arrays."""
+    odd_nodes = [(parts, n) for parts, n in provider_nodes(provider) if _odd_values(n, ok)]
+    if not odd_nodes:
+        return provider
+    replace: dict[int, dict[str, Any]] = {}
+    for parts, node in odd_nodes:
+        values = node["enum"] if "enum" in node else [node["const"]]
+        keep = [v for v in values if ok(v)]
+        other = [v for v in values if not ok(v)]
+        base = {k: v for k, v in node.items() if k not in ("enum", "const", "type")}
+        annotations = {k: v for k, v in base.items() if k in KEEP_ANNOTATIONS}
+        alts: list[dict[str, Any]] = []
+        if keep:
+            alts.append({**base, "type": one_or_list(types_of_values(keep)), "enum": keep})
+        for t in types_of_values(other):
+            alts.append({**base, "type": t} if t in ("object", "array") else {"type": t})
+        if len(alts) == 1:
+            new = alts[0]
+        else:
+            new = {**annotations, "anyOf": [{k: v for k, v in a.items() if k not in KEEP_ANNOTATIONS} for a in alts]}
+        replace[id(node)] = new
+        shown = json.dumps(other, ensure_ascii=False)[:80]
+        notes.append(Downgrade(ptr(parts), f"enum values {shown} sent as their types ({why}; checked locally)", sent=True))
+    return _replaced(provider, replace)
+
+
+def _odd_values(node: dict[str, Any], ok: Any) -> bool:
+    values = node.get("enum")
+    if isinstance(values, list):
+        return any(not ok(v) for v in values)
+    return "const" in node and not ok(node["const"])
+
+
+def _replaced(node: Any, replace: dict[int, dict[str, Any]]) -> Any:
+    if isinstance(node, dict):
+        if id(node) in replace:
+            node = replace[id(node)]
+        return {k: (v if k in ("enum", "const") else _replaced(v, replace)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replaced(v, replace) for v in node]
+    return node
