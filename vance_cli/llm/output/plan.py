@@ -29,6 +29,7 @@ from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
 from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys
+from vance_cli.llm.output.ollama import OLLAMA
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
@@ -55,7 +56,8 @@ NEED_SCHEMA = {
 
 
 def family_for(capabilities: Capabilities) -> Family:
-    """The family's rules; an openai-compatible server that claims strict mode gets OpenAI's."""
+    """The family's rules; Ollama gets llama.cpp's (ollama.py); another openai-compatible server
+    that claims strict mode gets OpenAI's."""
     family = capabilities.family
     if family == "openai":
         return OPENAI
@@ -63,6 +65,8 @@ def family_for(capabilities: Capabilities) -> Family:
         return ANTHROPIC
     if family == "gemini":
         return GEMINI
+    if family == "ollama":
+        return OLLAMA  # llama.cpp's grammar, whatever the capabilities claim
     return OPENAI if capabilities.strict_json_schema else PASSTHROUGH
 
 

@@ -74,6 +74,7 @@ class Family:
     ref_siblings = True  # False: a $ref node may carry no other keyword (OpenAI)
     single_types = False  # True: `type` is one name or [name, "null"]; other lists become anyOf
     passthrough = False  # send the caller's schema as written (other.py)
+    spread_alternatives = False  # True: keywords beside an anyOf go into each alternative, strict or not (ollama.py)
 
     def value_ok(self, key: str, value: Any) -> bool:
         """Whether a plain constraint (a value, not a subschema) can be sent to this family."""
@@ -254,7 +255,7 @@ class Walker(Merger):
                 stack = stack + (mark,)
         if self.strict and isinstance(node.get("anyOf"), list):
             node = self._share_properties(node, parts, stack)
-        if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
+        if (self.strict or self.family.spread_alternatives) and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
             if spread:
                 return self._distribute(node, spread, parts, stack, folds, alt_key)
