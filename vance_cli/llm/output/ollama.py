@@ -156,6 +156,10 @@ class Ollama(Family):
     # no lowercase "z", no leap second, only three fraction digits: not sent).
     formats = frozenset({"date", "uuid"})
     spread_alternatives = True
+    no_strict = (
+        "Ollama has no strict mode: llama.cpp's grammar enforces the schema sent, whose objects stay as open as "
+        "yours; what the grammar cannot enforce is listed below and checked locally"
+    )
 
     def value_ok(self, key: str, value: Any) -> bool:
         if not super().value_ok(key, value):

@@ -269,7 +269,7 @@ def build_plan(
         return _plan(provider, False, envelope, notes, False, family, name)
 
     prepared = prepare_schema(schema)
-    want_strict = bool(require_strict and capabilities.strict_json_schema)
+    want_strict = bool(require_strict and capabilities.strict_json_schema and not family.no_strict)
     downgrades: list[str] = []
     strict_off: tuple[str, str] | None = None
     if want_strict:
@@ -540,6 +540,8 @@ def plan_report(plan: ProviderPlan, capabilities: Capabilities, *, model: str, r
             "reason": f"the model takes no json_schema response format, so no schema is sent ({plan.mode}: "
             "the prompt carries your schema, checked locally)",
         }
+    elif not plan.strict and family_for(capabilities).no_strict:
+        off = {"pointer": None, "reason": family_for(capabilities).no_strict}
     elif not plan.strict and not capabilities.strict_json_schema:
         off = {
             "pointer": None,

@@ -7,7 +7,7 @@ checked locally, its value appended to the node's ``description`` so the model c
 it); what cannot be relaxed raises ``NotStrict`` and strict mode goes off, with the reason.
 
 The walk is the same for every family; a ``Family`` (one subclass per module: openai.py,
-anthropic.py, gemini.py, other.py) says which keywords and values it takes and how strict mode
+anthropic.py, gemini.py, ollama.py, other.py) says which keywords and values it takes and how strict mode
 shapes a node. In strict mode every object is closed (``additionalProperties: false``, reported
 when the caller's schema left it open) and typed; where the family wants it (OpenAI), every
 property is required (optional ones become unions with ``null``), a ``$ref`` never has sibling
@@ -74,6 +74,7 @@ class Family:
     ref_siblings = True  # False: a $ref node may carry no other keyword (OpenAI)
     single_types = False  # True: `type` is one name or [name, "null"]; other lists become anyOf
     passthrough = False  # send the caller's schema as written (other.py)
+    no_strict = ""  # why this family is never asked for strict mode (ollama.py)
     spread_alternatives = False  # True: keywords beside an anyOf go into each alternative, strict or not (ollama.py)
 
     def value_ok(self, key: str, value: Any) -> bool:
