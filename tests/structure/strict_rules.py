@@ -430,7 +430,8 @@ def gemini_problems(schema: dict[str, Any]) -> list[str]:
 #
 # Ollama turns `format` into a grammar with llama.cpp's converter (ollama llama/llama.go
 # SchemaToGrammar -> sampling_ext.cpp schema_to_grammar -> common/json-schema-to-grammar.cpp,
-# vendored under llama/llama.cpp/common/); a schema the converter fails on fails the request.
+# vendored under llama/llama.cpp/common/; read at ggml-org/llama.cpp 011c6c3 and ollama/ollama's
+# vendored copy 02725d3); a schema the converter fails on fails the request.
 # SchemaConverter::visit reads ONE branch per node, in this order (json-schema-to-grammar.cpp,
 # `std::string visit(const json & schema, const std::string & name)`):
 #   1. "$ref" -> only the target (sibling keywords ignored); resolve_refs takes "#/..." pointers

@@ -111,6 +111,11 @@ def test_ollama_gets_no_unanchored_pattern():
     ("^a.b$", None),  # one character of the value may be two of the JSON text
     ("^(?=a)b$", None),
     ("^a\\b$", None),
+    ("^ab\\.*$", None),  # llama.cpp repeats the literal run "ab." with the *
+    ("^ab\\.c$", "^ab\\.c$"),
+    ("^(a|)$", None),  # an empty alternative
+    ("^()a$", None),
+    ("^$", None),
 ])
 def test_patterns_are_anchored_where_equivalent_else_removed(pattern, sent):
     from vance_cli.llm.output.ollama import llama_pattern

@@ -68,12 +68,18 @@ def _translatable(inner: str) -> bool:
     atom, and ``.`` only as ``.*`` or ``.+`` (a JSON escape is two characters of the text)."""
     i, depth, atom = 0, 0, False
     n = len(inner)
+    empty = True  # nothing yet in this alternative (an empty one, "()" or "a|", is no grammar)
     while i < n:
         c = inner[i]
+        if c in "|)" and empty:
+            return False
+        empty = c in "(|"
         if c == "\\":
-            if inner[i + 1 : i + 2] not in _REGEX_ESCAPES or i + 1 >= n:
+            # (an escaped character joins the literal before it: a quantifier after it would
+            # repeat the whole run, "ab\\.*" read as ("ab.")*)
+            if inner[i + 1 : i + 2] not in _REGEX_ESCAPES or i + 1 >= n or inner[i + 2 : i + 3] in ("*", "+", "?", "{"):
                 return False
-            i, atom = i + 2, True
+            i, atom = i + 2, False
         elif c == ".":
             if inner[i + 1 : i + 2] not in ("*", "+") or inner[i + 2 : i + 3] in ("*", "+", "?", "{"):
                 return False
@@ -109,7 +115,7 @@ def _translatable(inner: str) -> bool:
             return False
         else:
             i, atom = i + 1, True
-    return depth == 0
+    return depth == 0 and not empty
 
 
 def _top_level_bar(inner: str) -> bool:
