@@ -150,14 +150,16 @@ def test_integer_bounds_are_rounded_the_safe_way():
 
 def test_refs_to_the_root_and_odd_definition_names_resolve_for_llama_cpp():
     schema = {
-        "$defs": {"a/b~c": {"type": "object", "properties": {"v": {"type": "integer"}}}, "a-b": {"type": "string"}},
+        "$defs": {"a/b~c": {"type": "object", "properties": {"v": {"type": "integer"}}}, "a-b": {"type": "string"}, "root": {"type": "boolean"}},
         "type": "object",
-        "properties": {"x": {"$ref": "#/$defs/a~1b~0c"}, "y": {"$ref": "#/$defs/a-b"}, "next": {"$ref": "#"}},
+        "properties": {"x": {"$ref": "#/$defs/a~1b~0c"}, "y": {"$ref": "#/$defs/a-b"}, "next": {"$ref": "#"}, "r": {"$ref": "#/$defs/root"}},
     }
     for allow_need in (False, True):
         plan = build_plan(schema, OLLAMA, allow_need=allow_need)
         assert llama_cpp_problems(plan.schema) == [], plan.schema
-        assert _admits(plan, {"x": {"v": 1}, "y": "s", "next": {"x": {"v": 2}}}, allow_need=allow_need)
+        assert _admits(plan, {"x": {"v": 1}, "y": "s", "next": {"x": {"v": 2}}, "r": True}, allow_need=allow_need)
+        assert not _admits(plan, {"r": 1}, allow_need=allow_need)
+        assert not _admits(plan, {"next": {"r": 1}}, allow_need=allow_need)
 
 
 def test_the_suite_driver_reads_the_ollama_plan_the_way_llama_cpp_does():

@@ -182,9 +182,10 @@ class Ollama(Family):
         body = {k: v for k, v in provider.items() if k != "$defs"}
         if "#" in refs_in(body) | refs_in(list(defs.values())):
             # "#" alone is an unsupported ref: the root becomes a definition.
-            defs["root"] = body
-            body = {"$ref": "#/$defs/root"}
-            defs = {k: rewrite_refs(v, lambda r: "#/$defs/root" if r == "#" else r) for k, v in defs.items()}
+            root = next(f"root{i}" if i else "root" for i in range(len(defs) + 1) if (f"root{i}" if i else "root") not in defs)
+            defs[root] = body
+            body = {"$ref": f"#/$defs/{root}"}
+            defs = {k: rewrite_refs(v, lambda r: f"#/$defs/{root}" if r == "#" else r) for k, v in defs.items()}
         names = _plain_names(defs)
         missing: set[str] = set()
 
