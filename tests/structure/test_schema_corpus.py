@@ -30,7 +30,6 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.structure.conftest import ANTHROPIC, GEMINI, OPENAI, OTHER
-from tests.structure.suite_driver import FAMILIES as FAMILY_CAPS
 from tests.structure.corpus import pydantic_models
 from tests.structure.instances import candidates, declared_names, provider_reply
 from tests.structure.strict_rules import (
@@ -40,6 +39,7 @@ from tests.structure.strict_rules import (
     openai_strict_problems,
     wellformed_problems,
 )
+from tests.structure.suite_driver import FAMILIES as FAMILY_CAPS
 from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
 from vance_cli.schema.check import check_schema
 from vance_cli.schema.dialects import validator_class
