@@ -257,3 +257,32 @@ def test_bad_json_hint_names_only_what_this_command_takes():
     result = CliRunner().invoke(app, ["schemas", "plan", "{bad json", "--model", "openai/gpt-4o-mini"])
     assert result.exit_code == 1 and "not valid JSON" in result.stderr
     assert "mode" not in result.stderr, result.stderr
+
+
+def test_ollama_shows_llama_cpp_rules_and_their_downgrades(vance_home, tmp_path):
+    """Ollama's plan (ollama.py): open objects sent open, a pattern anchored, one llama.cpp cannot
+    take removed, a number bound removed; never strict, and the reason says why (even where the
+    capabilities claim strict, since Ollama has no strict mode to ask for)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "[A-Z]{3}"},
+            "d": {"type": "string", "pattern": "^\\d+$"},
+            "n": {"type": "number", "minimum": 1},
+        },
+    }
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    for config in ("", '[models."ollama/llama3".capabilities]\nstrict_json_schema = true\n'):
+        write_config(vance_home, config)
+        doc = plan_json(str(path), "--model", "ollama/llama3")
+        assert doc["family"] == "ollama" and doc["rules"] == "ollama" and doc["strict"] is False
+        assert "llama.cpp" in doc["strictOff"]["reason"] and "strict_json_schema" not in doc["strictOff"]["reason"]
+        target = doc["schema"]["properties"]["result"]["anyOf"][0]  # (the _need envelope)
+        assert target["additionalProperties"] is True
+        assert target["properties"]["code"]["pattern"] == "^(.|\\n|\\r)*([A-Z]{3})(.|\\n|\\r)*$"
+        reasons = {(d["pointer"], d["in"]): d["reason"] for d in doc["downgrades"]}
+        sent = "/properties/result/anyOf/0/properties"
+        assert reasons[(f"{sent}/code", "sent")].startswith("pattern sent as ^(.|\\n|\\r)*([A-Z]{3})")
+        assert reasons[("/properties/d", "schema")] == "pattern removed (not enforced by ollama; checked locally)"
+        assert reasons[(f"{sent}/n", "sent")].startswith("minimum removed (llama.cpp bounds only integers")

@@ -283,16 +283,112 @@ def wellformed_problems(schema: Any) -> list[str]:
     return problems
 
 
-def anthropic_problems(schema: dict[str, Any]) -> list[str]:
+# Anthropic's structured outputs ("JSON Schema limitations", build-with-claude/structured-outputs;
+# shared by JSON outputs and strict tool use): enum values are strings, numbers, bools or nulls only
+# ("Complex types within enums" are not supported; a const of an object is the same thing);
+# regexes without backreferences ("\1"), lookahead/lookbehind or word boundaries ("\b", "\B");
+# formats date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid; minItems 0 or 1;
+# additionalProperties only false; no recursion. Strict tools, "Limits": no more than 24 optional
+# parameters and 16 parameters with union types per request (PEERS.md; litellm
+# llms/anthropic/chat/transformation.py NATIVE_OUTPUT_MAX_OPTIONAL_PARAMETERS = 24,
+# NATIVE_OUTPUT_MAX_UNION_PARAMETERS = 16, counted by litellm_core_utils/prompt_templates/
+# json_schema_utils.py: every schema under "properties" anywhere, definitions once; optional = not
+# in that object's "required"; union = anyOf/oneOf or a type list of more than one name).
+ANTHROPIC_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+ANTHROPIC_MAX_OPTIONAL, ANTHROPIC_MAX_UNIONS = 24, 16
+
+
+def _regex_problem(pattern: str) -> str | None:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in "bB":
+                return "a word boundary"
+            if nxt.isdigit() and nxt != "0" or pattern[i + 1 : i + 3] == "k<":
+                return "a backreference"
+            i += 2
+            continue
+        if pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            return "a lookaround"
+        i += 1
+    return None
+
+
+def _ref_cycle(schema: dict[str, Any]) -> bool:
+    defs = schema.get("$defs") if isinstance(schema.get("$defs"), dict) else {}
+
+    def refs(node: Any) -> set[str]:
+        out = set()
+        for _, n in subschemas({k: v for k, v in node.items() if k != "$defs"} if isinstance(node, dict) else node):
+            ref = n.get("$ref")
+            if ref == "#":
+                out.add("#")
+            elif isinstance(ref, str) and ref.startswith("#/$defs/"):
+                out.add(ref[8:])
+        return out
+
+    graph = {name: refs(body) for name, body in defs.items()}
+    graph["#"] = refs(schema)
+    state: dict[str, int] = {}
+
+    def cyclic(name: str) -> bool:
+        if state.get(name) == 1:
+            return True
+        if state.get(name) == 2 or name not in graph:
+            return False
+        state[name] = 1
+        found = any(cyclic(n) for n in graph[name])
+        state[name] = 2
+        return found
+
+    return any(cyclic(name) for name in graph)
+
+
+def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[str]:
+    """Every way ``schema`` breaks Anthropic's documented limits (``strict``: also strict tools')."""
     problems = []
     if schema.get("type") != "object":
         problems.append("root: must be an object (tool input_schema)")
+    optional = unions = 0
     for path, node in subschemas(schema):
+        where = path or "(root)"
         bad = ANTHROPIC_UNSUPPORTED & node.keys()
         if bad:
-            problems.append(f"{path or '(root)'}: unsupported keywords {sorted(bad)}")
+            problems.append(f"{where}: unsupported keywords {sorted(bad)}")
         if isinstance(node.get("minItems"), int) and node["minItems"] > 1:
-            problems.append(f"{path}: minItems > 1")
+            problems.append(f"{where}: minItems > 1")
+        values = list(node["enum"]) if isinstance(node.get("enum"), list) else []
+        values += [node["const"]] if "const" in node else []
+        if any(isinstance(v, (dict, list)) for v in values):
+            problems.append(f"{where}: an enum or const holding objects or arrays (complex types within enums)")
+        if isinstance(node.get("pattern"), str) and _regex_problem(node["pattern"]):
+            problems.append(f"{where}: pattern with {_regex_problem(node['pattern'])}: {node['pattern']!r}")
+        if "format" in node and node["format"] not in ANTHROPIC_FORMATS:
+            problems.append(f"{where}: unsupported format {node['format']!r}")
+        extra = node.get("additionalProperties", None)
+        if strict and extra is not None and extra is not False:
+            # (not strict: litellm sends a schema with open objects as a plain tool, which takes any)
+            problems.append(f"{where}: strict: additionalProperties other than false")
+        props = node.get("properties")
+        if isinstance(props, dict):
+            required = node.get("required") if isinstance(node.get("required"), list) else []
+            optional += len(set(props) - set(required))
+            for sub in props.values():
+                t = sub.get("type") if isinstance(sub, dict) else None
+                if isinstance(sub, dict) and ("anyOf" in sub or "oneOf" in sub or (isinstance(t, list) and len(t) > 1)):
+                    unions += 1
+        types = node.get("type")
+        types = [types] if isinstance(types, str) else types if isinstance(types, list) else []
+        if strict and ("object" in types or "properties" in node) and node.get("additionalProperties") is not False:
+            problems.append(f"{where}: strict: an object without additionalProperties: false")
+    if strict:
+        if optional > ANTHROPIC_MAX_OPTIONAL:
+            problems.append(f"(root): strict: {optional} optional parameters (limit {ANTHROPIC_MAX_OPTIONAL})")
+        if unions > ANTHROPIC_MAX_UNIONS:
+            problems.append(f"(root): strict: {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
+        if _ref_cycle(schema):
+            problems.append("(root): strict: a recursive schema")
     return problems + _integral_floats(schema)
 
 
@@ -328,3 +424,183 @@ def gemini_problems(schema: dict[str, Any]) -> list[str]:
         if "format" in node and node["format"] not in {"date-time", "date", "time"}:
             problems.append(f"{path}: unsupported format {node['format']}")
     return problems
+
+
+# -- Ollama: llama.cpp's json-schema-to-grammar --------------------------------------------------
+#
+# Ollama turns `format` into a grammar with llama.cpp's converter (ollama llama/llama.go
+# SchemaToGrammar -> sampling_ext.cpp schema_to_grammar -> common/json-schema-to-grammar.cpp,
+# vendored under llama/llama.cpp/common/; read at ggml-org/llama.cpp 011c6c3 and ollama/ollama's
+# vendored copy 02725d3); a schema the converter fails on fails the request.
+# SchemaConverter::visit reads ONE branch per node, in this order (json-schema-to-grammar.cpp,
+# `std::string visit(const json & schema, const std::string & name)`):
+#   1. "$ref" -> only the target (sibling keywords ignored); resolve_refs takes "#/..." pointers
+#      only ("Unsupported ref" otherwise, so "#" alone fails) and does not unescape ~0 ~1 %xx;
+#   2. "oneOf" or "anyOf" -> the union of the alternatives (sibling keywords ignored);
+#   3. a "type" list -> the union of the node with each type;
+#   4. "const" -> that JSON text; 5. "enum" -> one of those texts;
+#   6. no type or "object", with "properties" or an "additionalProperties" other than true ->
+#      _build_object_rule: the properties (required ones those also in "required"), and other keys
+#      only where additionalProperties is true or a schema: WITHOUT additionalProperties THE OBJECT
+#      IS CLOSED (grammars/README.md: "additionalProperties defaults to false");
+#   7. no type, "object" or "string", with "allOf" -> a closed object of the parts' properties;
+#   8. no type or "array", with "items"/"prefixItems" -> a list is an exact tuple; a schema
+#      repeats between minItems and maxItems;
+#   9. no type or "string", with "pattern" -> _visit_pattern: "Pattern must start with '^' and end
+#      with '$'" (else the conversion fails); escapes other than those it unescapes end up in a
+#      GBNF literal, where llama-grammar.cpp parse_char fails on them ("unknown escape");
+#  10. no type or "string", format uuid[1-5]?, date, time, date-time -> those grammar rules;
+#  11. "string" with minLength/maxLength; "integer" with minimum/maximum/exclusive* (read as
+#      int64: a float bound is cut toward zero);
+#  12. an empty schema or "object" -> any object (not any value);
+#  13. else "type" must name a primitive, or: "Unrecognized schema" (a boolean schema, a node with
+#      only annotations or unknown keywords in Ollama's vendored copy).
+# Not modelled: numbers are written with at most 16 integral digits (PRIMITIVE_RULES), and a
+# pattern matches the string's JSON text (escapes included), not its value.
+
+_LLAMA_PRIMITIVES = {"boolean", "number", "integer", "string", "null", "object", "array", "value"}
+_LLAMA_UNESCAPED = set("^$.[]()|{}*+?")  # ESCAPED_IN_REGEXPS_BUT_NOT_IN_LITERALS
+_GBNF_ESCAPES = set('xuUtrn\\"[]')  # llama-grammar.cpp parse_char
+_LLAMA_FORMATS = {
+    "date": r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[1-2][0-9]|3[0-1])",
+    "time": r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{3})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])",
+}
+_LLAMA_FORMATS["date-time"] = _LLAMA_FORMATS["date"] + "T" + _LLAMA_FORMATS["time"]
+_LLAMA_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+
+def _gbnf_escape_problem(pattern: str) -> str | None:
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt and nxt not in _LLAMA_UNESCAPED and nxt not in _GBNF_ESCAPES:
+                return f"\\{nxt}"
+            i += 2
+            continue
+        i += 1
+    return None
+
+
+def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
+    """(what llama.cpp's converter makes of ``schema``, written as JSON Schema so a standard
+    validator tells which values its grammar admits; the problems that fail the conversion)."""
+    import re as _re
+
+    problems: list[str] = []
+    names: dict[str, str] = {}
+    defs: dict[str, Any] = {}
+    todo: list[str] = []
+
+    def resolve(ref: str) -> Any:
+        if not ref.startswith("#/"):
+            problems.append(f"Unsupported ref: {ref}")
+            return None
+        node: Any = schema
+        for tok in ref[2:].split("/"):
+            if isinstance(node, dict) and tok in node:
+                node = node[tok]
+            elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node):
+                node = node[int(tok)]
+            else:
+                problems.append(f"Error resolving ref {ref}: {tok} not found (pointer tokens are not unescaped)")
+                return None
+        return node
+
+    def ref_to(ref: str) -> dict[str, Any]:
+        if ref not in names:
+            names[ref] = f"r{len(names)}"
+            todo.append(ref)
+        return {"$ref": f"#/$defs/{names[ref]}"}
+
+    def visit(node: Any, where: str) -> Any:
+        if not isinstance(node, dict):
+            problems.append(f"{where or '(root)'}: Unrecognized schema: {json.dumps(node)}")
+            return {}
+        t = node.get("type")
+        if "$ref" in node:
+            return ref_to(node["$ref"])
+        for key in ("oneOf", "anyOf"):
+            if key in node:
+                alts = node[key] if isinstance(node[key], list) else []
+                return {"anyOf": [visit(a, f"{where}/{key}/{i}") for i, a in enumerate(alts)] or [{"not": {}}]}
+        if isinstance(t, list):
+            return {"anyOf": [visit({**node, "type": x}, where) for x in t] or [{"not": {}}]}
+        if "const" in node:
+            return {"const": node["const"]}
+        if "enum" in node:
+            return {"enum": node["enum"]}
+        if t in (None, "object") and ("properties" in node or ("additionalProperties" in node and node["additionalProperties"] is not True)):
+            props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+            read = {k: visit(v, f"{where}/properties/{k}") for k, v in props.items()}
+            required = [r for r in node.get("required", []) if isinstance(r, str) and r in props]
+            extra = node.get("additionalProperties")
+            more: Any = {} if extra is True else visit(extra, f"{where}/additionalProperties") if isinstance(extra, dict) else False
+            return {"type": "object", "properties": read, "required": required, "additionalProperties": more}
+        if t in (None, "object", "string") and "allOf" in node:
+            problems.append(f"{where or '(root)'}: allOf (llama.cpp keeps only its parts' properties, closed)")
+            props, required = {}, []
+            for part in node["allOf"] if isinstance(node["allOf"], list) else []:
+                for sub, req in ([(a, False) for a in part["anyOf"]] if isinstance(part, dict) and "anyOf" in part else [(part, True)]):
+                    sub = resolve(sub["$ref"]) if isinstance(sub, dict) and "$ref" in sub else sub
+                    if isinstance(sub, dict) and isinstance(sub.get("properties"), dict):
+                        for k, v in sub["properties"].items():
+                            props.setdefault(k, visit(v, f"{where}/allOf"))
+                            required += [k] if req else []
+            return {"type": "object", "properties": props, "required": list(dict.fromkeys(required)), "additionalProperties": False}
+        if t in (None, "array") and ("items" in node or "prefixItems" in node):
+            items = node["items"] if "items" in node else node["prefixItems"]
+            if isinstance(items, list):
+                return {"type": "array", "prefixItems": [visit(x, f"{where}/items") for x in items] or [{}],
+                        "items": False, "minItems": len(items)}
+            out: dict[str, Any] = {"type": "array", "items": visit(items, f"{where}/items")}
+            if isinstance(node.get("minItems"), (int, float)) and not isinstance(node.get("minItems"), bool):
+                out["minItems"] = int(node["minItems"])
+            if isinstance(node.get("maxItems"), int) and not isinstance(node.get("maxItems"), bool):
+                out["maxItems"] = node["maxItems"]
+            return out
+        if t in (None, "string") and "pattern" in node:
+            p = node["pattern"]
+            if not (isinstance(p, str) and p.startswith("^") and p.endswith("$")):
+                problems.append(f"{where or '(root)'}: Pattern must start with '^' and end with '$': {p!r}")
+            elif _gbnf_escape_problem(p[1:-1]):
+                problems.append(f"{where or '(root)'}: pattern escape {_gbnf_escape_problem(p[1:-1])} fails the grammar parser")
+            return {"type": "string", "pattern": p}
+        fmt = node.get("format")
+        if t in (None, "string") and isinstance(fmt, str) and _re.fullmatch(r"uuid[1-5]?", fmt):
+            return {"type": "string", "pattern": f"^{_LLAMA_UUID}$"}
+        if t in (None, "string") and fmt in _LLAMA_FORMATS:
+            return {"type": "string", "pattern": f"^{_LLAMA_FORMATS[fmt]}$"}
+        if t == "string" and ("minLength" in node or "maxLength" in node):
+            out = {"type": "string"}
+            out.update({k: int(node[k]) for k in ("minLength", "maxLength") if k in node})
+            return out
+        if t == "integer" and {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"} & node.keys():
+            out = {"type": "integer"}
+            if "minimum" in node:
+                out["minimum"] = int(node["minimum"])
+            elif "exclusiveMinimum" in node:
+                out["minimum"] = int(node["exclusiveMinimum"]) + 1
+            if "maximum" in node:
+                out["maximum"] = int(node["maximum"])
+            elif "exclusiveMaximum" in node:
+                out["maximum"] = int(node["exclusiveMaximum"]) - 1
+            return out
+        if not node or t == "object":
+            return {"type": "object"}
+        if not isinstance(t, str) or t not in _LLAMA_PRIMITIVES:
+            problems.append(f"{where or '(root)'}: Unrecognized schema: {json.dumps(node)[:120]}")
+            return {}
+        return {} if t == "value" else {"type": t}
+
+    body = visit(schema, "")
+    while todo:
+        ref = todo.pop(0)
+        target = resolve(ref)
+        defs[names[ref]] = visit(target, ref[1:]) if target is not None else {}
+    return ({**body, "$defs": defs} if defs and isinstance(body, dict) else body), problems
+
+
+def llama_cpp_problems(schema: Any) -> list[str]:
+    """Where llama.cpp's converter fails on ``schema`` (the Ollama request fails with it)."""
+    return llama_cpp_reading(schema)[1]

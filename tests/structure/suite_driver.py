@@ -39,6 +39,7 @@ from tests.structure.instances import probes, provider_reply
 from tests.structure.strict_rules import (
     anthropic_problems,
     gemini_problems,
+    llama_cpp_reading,
     openai_strict_problems,
     wellformed_problems,
 )
@@ -217,14 +218,22 @@ def _refs_resolve(provider: Any) -> list[str]:
     return bad
 
 
-def rule_problems(plan: Any) -> list[str]:
+# Families whose provider turns the schema into a llama.cpp grammar (Ollama's `format`): the
+# provider schema is checked the way llama.cpp's converter reads it (strict_rules.llama_cpp_reading:
+# objects without additionalProperties closed, the siblings of $ref/anyOf/oneOf ignored, ...).
+LLAMA_CPP_FAMILIES = frozenset({"ollama"})
+
+
+def rule_problems(plan: Any, caps: Capabilities | None = None) -> list[str]:
     """The family's documented rules, as strict_rules.py writes them down."""
     schema = plan.schema
     problems = list(wellformed_problems(schema))
+    if caps is not None and caps.family in LLAMA_CPP_FAMILIES:
+        problems += llama_cpp_reading(schema)[1]
     if plan.family == "openai" and plan.strict:
         problems += openai_strict_problems(schema)
     elif plan.family == "anthropic":
-        problems += anthropic_problems(schema)
+        problems += anthropic_problems(schema, strict=plan.strict)
     elif plan.family == "gemini":
         problems += gemini_problems(schema)
     if plan.family != "other" or plan.strict:
@@ -365,10 +374,11 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
     problems.plans += 1
     if caps.strict_json_schema and not plan.strict:
         problems.strict_off += 1
-    for line in rule_problems(plan):
+    for line in rule_problems(plan, caps):
         problems.add("rules", f"{where}: {line}")
+    llama = caps.family in LLAMA_CPP_FAMILIES
     try:
-        provider = Draft202012Validator(plan.schema)
+        provider = Draft202012Validator(llama_cpp_reading(plan.schema)[0] if llama else plan.schema)
     except Exception as exc:  # noqa: BLE001
         problems.add("rules", f"{where}: provider schema unusable: {exc}")
         return
@@ -393,6 +403,9 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
                 wrapped = {"result": instance, **({"_need": None} if allow_need else {})} if plan.envelope else instance
                 if provider_ok(wrapped):
                     reply, dropped = wrapped, []  # a provider sends the answer as it is where it can
+                elif llama:
+                    problems.add("forbidden", f"{label}: {json.dumps(wrapped)[:200]} fails the grammar llama.cpp makes of the provider schema")
+                    continue
                 else:
                     reply, dropped = provider_reply(instance, plan.schema, envelope=plan.envelope)
                 if dropped:

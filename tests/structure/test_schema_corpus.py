@@ -35,9 +35,11 @@ from tests.structure.instances import candidates, declared_names, provider_reply
 from tests.structure.strict_rules import (
     anthropic_problems,
     gemini_problems,
+    llama_cpp_reading,
     openai_strict_problems,
     wellformed_problems,
 )
+from tests.structure.suite_driver import FAMILIES as FAMILY_CAPS
 from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
 from vance_cli.schema.check import check_schema
 from vance_cli.schema.dialects import validator_class
@@ -51,6 +53,7 @@ FAMILIES = {
     "anthropic-strict": ANTHROPIC.model_copy(update={"strict_json_schema": True}),
     "gemini": GEMINI,
     "other": OTHER,
+    "ollama": FAMILY_CAPS["ollama"],  # checked the way llama.cpp reads its schema
 }
 # Schemas the meta-schema or ref check rejects, and why (each message must say so).
 EXPECTED_INVALID = {
@@ -137,6 +140,8 @@ def test_every_conversion_is_accepted_or_turns_strict_off_with_a_reason(family):
             assert anthropic_problems(p.schema) == [], name
         if family == "gemini":
             assert gemini_problems(p.schema) == [], name
+        if family == "ollama":
+            assert llama_cpp_reading(p.schema)[1] == [], name
         if wanted and not p.strict:
             assert p.downgrades[0].startswith("strict output off: "), name
             assert len(p.downgrades[0]) > len("strict output off: ") + 20, name
@@ -145,8 +150,11 @@ def test_every_conversion_is_accepted_or_turns_strict_off_with_a_reason(family):
         # Regression guard: pydantic models and the simpler SchemaStore schemas stay strict. 33 until
         # an open alternative stopped borrowing its siblings' keys (it forbade valid answers): a
         # union of open models (pydantic-Pet, openai-ChatCompletionMessage, codex-hooks) and a key
-        # only a `then` declares (github-issue-forms) turn strict off now, saying why.
-        assert strict >= 29
+        # only a `then` declares (github-issue-forms) turn strict off now, saying why. Anthropic
+        # strict: 7 more go off past Anthropic's documented limit of 24 optional parameters
+        # (aiproj, changie, citation-file-format, csscomb, embrace-config, jovo, prettierrc), which
+        # would be a 400 (tests/structure/test_provider_schema_anthropic_rules.py).
+        assert strict >= (22 if family == "anthropic-strict" else 29)
     else:
         assert strict == 0
 
@@ -157,7 +165,7 @@ def test_no_provider_schema_excludes_a_valid_answer_and_answers_read_back(family
     for name in VALID:
         schema = corpus()[name]
         p = plan(name, family)
-        provider = Draft202012Validator(p.schema)
+        provider = Draft202012Validator(llama_cpp_reading(p.schema)[0] if family == "ollama" else p.schema)
         declared = declared_names(schema)
         caller = make_validator(schema)
         for value in instances(name):

@@ -1,9 +1,9 @@
-"""Ollama and every other provider: the caller's schema as written, never strict.
+"""Every other provider (llama-server, LM Studio, vLLM, ...): the caller's schema as written, never strict.
 
 A provider of this family may treat ``format`` as an annotation and may not follow a reference:
 that only loosens a schema, except where it sits under a negation (see ``relax_negations``).
-Ollama gets the schema as ``format=`` (litellm); an openai-compatible server that claims strict
-mode gets OpenAI's rules instead (plan.family_for).
+Ollama has its own family (ollama.py: llama.cpp's grammar reads a schema its own way); an
+openai-compatible server that claims strict mode gets OpenAI's rules instead (plan.family_for).
 """
 
 from __future__ import annotations

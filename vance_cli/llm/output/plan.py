@@ -29,6 +29,7 @@ from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
 from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys
+from vance_cli.llm.output.ollama import OLLAMA
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
 from vance_cli.llm.output.walker import Family, NotStrict, transform
@@ -55,7 +56,8 @@ NEED_SCHEMA = {
 
 
 def family_for(capabilities: Capabilities) -> Family:
-    """The family's rules; an openai-compatible server that claims strict mode gets OpenAI's."""
+    """The family's rules; Ollama gets llama.cpp's (ollama.py); another openai-compatible server
+    that claims strict mode gets OpenAI's."""
     family = capabilities.family
     if family == "openai":
         return OPENAI
@@ -63,6 +65,8 @@ def family_for(capabilities: Capabilities) -> Family:
         return ANTHROPIC
     if family == "gemini":
         return GEMINI
+    if family == "ollama":
+        return OLLAMA  # llama.cpp's grammar, whatever the capabilities claim
     return OPENAI if capabilities.strict_json_schema else PASSTHROUGH
 
 
@@ -265,7 +269,7 @@ def build_plan(
         return _plan(provider, False, envelope, notes, False, family, name)
 
     prepared = prepare_schema(schema)
-    want_strict = bool(require_strict and capabilities.strict_json_schema)
+    want_strict = bool(require_strict and capabilities.strict_json_schema and not family.no_strict)
     downgrades: list[str] = []
     strict_off: tuple[str, str] | None = None
     if want_strict:
@@ -536,6 +540,8 @@ def plan_report(plan: ProviderPlan, capabilities: Capabilities, *, model: str, r
             "reason": f"the model takes no json_schema response format, so no schema is sent ({plan.mode}: "
             "the prompt carries your schema, checked locally)",
         }
+    elif not plan.strict and family_for(capabilities).no_strict:
+        off = {"pointer": None, "reason": family_for(capabilities).no_strict}
     elif not plan.strict and not capabilities.strict_json_schema:
         off = {
             "pointer": None,

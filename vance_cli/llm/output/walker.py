@@ -7,7 +7,7 @@ checked locally, its value appended to the node's ``description`` so the model c
 it); what cannot be relaxed raises ``NotStrict`` and strict mode goes off, with the reason.
 
 The walk is the same for every family; a ``Family`` (one subclass per module: openai.py,
-anthropic.py, gemini.py, other.py) says which keywords and values it takes and how strict mode
+anthropic.py, gemini.py, ollama.py, other.py) says which keywords and values it takes and how strict mode
 shapes a node. In strict mode every object is closed (``additionalProperties: false``, reported
 when the caller's schema left it open) and typed; where the family wants it (OpenAI), every
 property is required (optional ones become unions with ``null``), a ``$ref`` never has sibling
@@ -74,6 +74,8 @@ class Family:
     ref_siblings = True  # False: a $ref node may carry no other keyword (OpenAI)
     single_types = False  # True: `type` is one name or [name, "null"]; other lists become anyOf
     passthrough = False  # send the caller's schema as written (other.py)
+    no_strict = ""  # why this family is never asked for strict mode (ollama.py)
+    spread_alternatives = False  # True: keywords beside an anyOf go into each alternative, strict or not (ollama.py)
 
     def value_ok(self, key: str, value: Any) -> bool:
         """Whether a plain constraint (a value, not a subschema) can be sent to this family."""
@@ -82,6 +84,10 @@ class Family:
         if key == "format" and self.formats is not None:
             return value in self.formats
         return True
+
+    def strict_values_refused(self, node: dict[str, Any]) -> str:
+        """Why strict mode cannot send this node's enum/const values ("" when it can)."""
+        return ""
 
     def finish(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """Schema-wide rules on the final strict schema (OpenAI's limits); NotStrict to turn strict off."""
@@ -215,6 +221,8 @@ class Walker(Merger):
             const = node.pop("const")
             # const and enum both apply: their intersection, or const alone (a superset) when empty.
             node["enum"] = [const]
+        if self.strict and self.family.strict_values_refused(node):
+            raise NotStrict(ptr(parts), self.family.strict_values_refused(node))
         if isinstance(node.get("enum"), list) and "type" not in node and node["enum"] and self.strict:
             node["type"] = one_or_list(types_of_values(node["enum"]))
 
@@ -248,7 +256,7 @@ class Walker(Merger):
                 stack = stack + (mark,)
         if self.strict and isinstance(node.get("anyOf"), list):
             node = self._share_properties(node, parts, stack)
-        if self.strict and "anyOf" in node and isinstance(node["anyOf"], list):
+        if (self.strict or self.family.spread_alternatives) and "anyOf" in node and isinstance(node["anyOf"], list):
             spread = {k: v for k, v in node.items() if k != "anyOf" and k in ASSERTING}
             if spread:
                 return self._distribute(node, spread, parts, stack, folds, alt_key)
@@ -639,3 +647,57 @@ def transform(
             if ref != "#" and def_of(ref) not in defs:
                 raise NotStrict("(root)", f"a $ref ({ref}) that does not resolve inside the schema")
     return body, defs, t
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by the family modules' tidy steps.
+
+
+def enum_values_as_types(
+    provider: dict[str, Any], notes: list[str], ok: Any, why: str
+) -> dict[str, Any]:
+    """``provider`` with every enum (or const) holding a value ``ok`` refuses sent as its types.
+
+    The enum becomes an ``anyOf`` of the enum of the values ``ok`` takes and one ``{"type": t}``
+    per type of the others (a superset; the exact values are checked locally), with a downgrade
+    line saying ``why``. Gemini: strings and numbers only; Anthropic: no objects or arrays."""
+    odd_nodes = [(parts, n) for parts, n in provider_nodes(provider) if _odd_values(n, ok)]
+    if not odd_nodes:
+        return provider
+    replace: dict[int, dict[str, Any]] = {}
+    for parts, node in odd_nodes:
+        values = node["enum"] if "enum" in node else [node["const"]]
+        keep = [v for v in values if ok(v)]
+        other = [v for v in values if not ok(v)]
+        base = {k: v for k, v in node.items() if k not in ("enum", "const", "type")}
+        annotations = {k: v for k, v in base.items() if k in KEEP_ANNOTATIONS}
+        alts: list[dict[str, Any]] = []
+        if keep:
+            alts.append({**base, "type": one_or_list(types_of_values(keep)), "enum": keep})
+        for t in types_of_values(other):
+            alts.append({**base, "type": t} if t in ("object", "array") else {"type": t})
+        if len(alts) == 1:
+            new = alts[0]
+        else:
+            new = {**annotations, "anyOf": [{k: v for k, v in a.items() if k not in KEEP_ANNOTATIONS} for a in alts]}
+        replace[id(node)] = new
+        shown = json.dumps(other, ensure_ascii=False)[:80]
+        notes.append(Downgrade(ptr(parts), f"enum values {shown} sent as their types ({why}; checked locally)", sent=True))
+    return _replaced(provider, replace)
+
+
+def _odd_values(node: dict[str, Any], ok: Any) -> bool:
+    values = node.get("enum")
+    if isinstance(values, list):
+        return any(not ok(v) for v in values)
+    return "const" in node and not ok(node["const"])
+
+
+def _replaced(node: Any, replace: dict[int, dict[str, Any]]) -> Any:
+    if isinstance(node, dict):
+        if id(node) in replace:
+            node = replace[id(node)]
+        return {k: (v if k in ("enum", "const") else _replaced(v, replace)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replaced(v, replace) for v in node]
+    return node
