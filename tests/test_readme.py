@@ -94,3 +94,41 @@ def test_the_hints_vance_prints_name_pages_that_exist():
     assert named, "no hint names a docs/ page"
     for page in named:
         assert (REPO / page).is_file(), page
+
+
+def test_vance_help_names_every_exit_code_the_docs_list():
+    from vance_cli.cli.main import EXAMPLES
+
+    listed = section("Exit codes, errors, interruptions").split("**Exit codes:**", 1)[1].split("\n\n", 1)[0]
+    codes = set(re.findall(r"\b(\d+) [a-zA-Z]", listed))
+    assert {"0", "1", "2", "3", "4", "5", "6", "10", "130"} <= codes, codes
+    helped = set(re.findall(r"\b(\d+) [a-z]", EXAMPLES.split("Exit codes:", 1)[1]))
+    assert codes - {"143", "129"} <= helped, f"vance --help does not name exit codes {sorted(codes - {'143', '129'} - helped)}"
+
+
+def test_every_flag_the_command_table_names_is_a_flag_of_that_command():
+    import typer
+
+    from vance_cli.cli.main import app, register_commands
+
+    register_commands([])  # every command, as `vance --help` has them
+    root = typer.main.get_command(app)
+
+    def flags(command) -> set[str]:
+        own = {o for p in command.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())) if o.startswith("-")}
+        for sub in getattr(command, "commands", {}).values():
+            own |= flags(sub)
+        return own | {"-h", "--help"}
+
+    rows = [line for line in section("The commands").splitlines() if line.startswith("| `vance")]
+    assert len(rows) >= 15
+    checked = 0
+    for row in rows:
+        name = re.match(r"\| `vance (--?[\w-]+|\w+)", row).group(1)
+        command = root if name.startswith("-") else root.commands[name]
+        code = " ".join(re.findall(r"`([^`]*)`", row))
+        named = set(re.findall(r"(?<![\w-])(--?[a-z][a-z-]*)", code))
+        unknown = named - flags(command)
+        assert not unknown, f"vance {name} has no {sorted(unknown)} (the docs/cli.md row: {row[:60]}...)"
+        checked += len(named)
+    assert checked > 40
