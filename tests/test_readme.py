@@ -132,3 +132,10 @@ def test_every_flag_the_command_table_names_is_a_flag_of_that_command():
         assert not unknown, f"vance {name} has no {sorted(unknown)} (the docs/cli.md row: {row[:60]}...)"
         checked += len(named)
     assert checked > 40
+
+
+def test_the_chat_page_names_every_slash_command():
+    from vance_cli.tui.commands import COMMANDS
+
+    listed = section("Slash commands").split("`", 2)[1].split()
+    assert [w for w in listed if w.startswith("/")] == [f"/{c.name}" for c in COMMANDS]
