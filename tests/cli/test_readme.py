@@ -5,25 +5,21 @@ from __future__ import annotations
 import re
 
 from tests.cli.helpers import REPO
-
-README = (REPO / "README.md").read_text(encoding="utf-8")
-
-
-def _section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.S | re.M)
-    assert match, f"README has no '## {title}' section"
-    return match.group(1)
+from tests.docs import doc_text, readme_text, section
 
 
 def test_install_clones_before_it_installs():
-    install = _section("Install")
+    assert "\n## Install\n" in readme_text()  # the quick start's first step, in the README itself
+    install = section("Install")
     assert "git clone" in install and "pip install ." in install
     assert install.index("git clone") < install.index("pip install .")
 
 
-def test_every_schema_file_the_readme_uses_is_shipped():
-    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", README, re.S))
+def test_every_schema_file_the_docs_use_is_shipped():
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", doc_text(), re.S))
     files = re.findall(r"--schema\s+(\S+\.json)\b", blocks)
-    assert files, "the README shows no structure example with a schema file"
+    assert files, "the docs show no structure example with a schema file"
+    assert re.search(r"--schema\s+\S+\.json\b", "\n".join(re.findall(r"```bash\n(.*?)```", readme_text(), re.S))), \
+        "the README's first steps show no structure example with a schema file"
     for name in files:
-        assert (REPO / name).is_file(), f"the README uses {name}, which is not in the repository"
+        assert (REPO / name).is_file(), f"the docs use {name}, which is not in the repository"

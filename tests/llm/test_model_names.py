@@ -1,5 +1,5 @@
-"""The model names Vance shows people are ones the installed litellm knows, and the README's
-capability table is the table the code uses.
+"""The model names Vance shows people are ones the installed litellm knows, and the documented
+capability table (docs/models.md) is the table the code uses.
 
 An example name litellm does not know is worse than a typo: litellm guesses the provider's
 features for it (an unknown Gemini name got its system prompt sent as user text), so a copied
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs import doc_text
 from vance_cli.config.settings import NO_MODEL_HINT
 from vance_cli.llm.capabilities import default_capabilities
 from vance_cli.llm.model_map import model_info
@@ -23,7 +24,7 @@ HOSTED = ("openai/", "anthropic/", "gemini/")
 
 def shown_model_names() -> set[str]:
     texts = [
-        (REPO / "README.md").read_text(encoding="utf-8"),
+        doc_text(),  # README.md and docs/*.md
         NO_MODEL_HINT,
         (REPO / "vance_cli" / "config" / "defaults.toml").read_text(encoding="utf-8"),
     ]
@@ -64,7 +65,7 @@ def test_the_capability_table_agrees_with_litellms_map_for_every_example(name):
             assert getattr(caps, cap) is info[flag], (name, cap)
 
 
-# README's table: family row -> a model string (and api_base) of that family
+# the documented table (docs/models.md): family row -> a model string (and api_base) of that family
 ROWS = {
     "openai": ("openai/gpt-5.4-mini", None),
     "anthropic": ("anthropic/claude-haiku-4-5", None),
@@ -75,10 +76,9 @@ ROWS = {
 COLUMNS = ("tools", "json_schema", "strict_json_schema", "json_object", "parallel_tool_calls")
 
 
-def test_the_readme_capability_table_is_the_codes_table():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_documented_capability_table_is_the_codes_table():
     rows = {}
-    for line in readme.splitlines():
+    for line in doc_text().splitlines():
         match = re.match(r"\| (openai|anthropic|gemini|ollama|other) \(", line)
         if match:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]

@@ -20,8 +20,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
+from tests.docs import section as doc_section  # noqa: E402
 from tests.engines.benjy_brain import Brain, stage_of  # noqa: E402
-from tests.helpers import REPO, json_lines, run_cli, subprocess_env  # noqa: E402
+from tests.helpers import json_lines, run_cli, subprocess_env  # noqa: E402
 
 CHECK_PY = "import glob, sys\nsys.exit(0 if glob.glob('item*.txt') else 1)\n"
 CHECK = f"{sys.executable} check.py"
@@ -217,9 +218,8 @@ def test_without_the_sdk_vance_mcp_serve_names_the_extra(monkeypatch):
     assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-def test_the_readme_block_for_another_agent_is_json_that_starts_this_server():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**Vance as an MCP server.**", 1)[1]
+def test_the_documented_block_for_another_agent_is_json_that_starts_this_server():
+    section = doc_section("MCP servers: their tools in your recipes").split("**Vance as an MCP server.**", 1)[1]
     block = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
     server = block["mcpServers"]["vance"]
     assert [server["command"], *server["args"]] == ["vance", "mcp", "serve"]

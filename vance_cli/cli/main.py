@@ -40,7 +40,7 @@ EXAMPLES = """Examples:
   vance demo                          all of it, offline, scripted
 
 Exit codes: 0 ok, 1 error, 2 usage, 10 waiting for you (an approval, a Benjy question), 130 interrupted;
-structure: 3 need-more-input, 4 stale, 6 a --batch record failed."""
+structure: 3 need-more-input, 4 stale, 5 refused, 6 a --batch record failed."""
 
 app = typer.Typer(
     name="vance",
@@ -65,7 +65,7 @@ def _version(value: bool) -> None:
 def _main(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
 ) -> None:
-    """Exit codes: 0 ok, 1 error, 2 usage; structure: 3 need-more-input, 4 stale, 6 a --batch record failed."""
+    """Exit codes: 0 ok, 1 error, 2 usage; structure: 3 need-more-input, 4 stale, 5 refused, 6 a --batch record failed."""
 
 
 # Each top-level command and the module whose register(app) adds it; add a new one on its own line.

@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         scopes = Scopes.discover()
         servers = configured_servers(scopes)
         if not servers:
-            typer.echo("no MCP servers configured (add [mcp.servers.NAME] to config.toml; see README.md)")
+            typer.echo("no MCP servers configured (add [mcp.servers.NAME] to config.toml; see docs/mcp-acp.md)")
             return
         for server in servers:
             typer.echo(f"{server.name} ({server.origin}, {server.transport}): {server.where}")

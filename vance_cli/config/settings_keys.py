@@ -76,7 +76,7 @@ def check_servers(table: Any, source: str) -> None:
     def fail(key: str, problem: str) -> None:
         raise ConfigError(
             f"{source}: key '{key}': {problem}",
-            hint=f"fix the value in {source} (see the MCP section of README.md)",
+            hint=f"fix the value in {source} (see docs/mcp-acp.md)",
         )
 
     if not isinstance(table, dict):
@@ -182,7 +182,7 @@ class Checker:
     def fail(self, parts: list[str], problem: str) -> None:
         raise ConfigError(
             f"{self.source}: key '{_join_key(parts)}': {problem}",
-            hint=f"fix the value in {self.source} (see the configuration reference in README.md)",
+            hint=f"fix the value in {self.source} (see docs/settings.md)",
         )
 
     def table(self, value: Any, parts: list[str]) -> dict[str, Any]:
