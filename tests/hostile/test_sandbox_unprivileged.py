@@ -77,7 +77,7 @@ def test_the_sandbox_tests_pass_as_an_unprivileged_user():
         }
         report = base / "report.xml"
         r = subprocess.run(
-            [*prefix, sys.executable, "-m", "pytest", *TESTS, "-p", "no:cacheprovider",
+            [*prefix, sys.executable, "-m", "pytest", *TESTS, "-p", "no:cacheprovider", "-n", "0",
              f"--basetemp={base / 'pytest'}", f"--junitxml={report}", "-rs"],
             cwd=src, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
         )
