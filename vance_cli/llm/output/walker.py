@@ -307,7 +307,9 @@ class Walker(Merger):
                 allowed = [s for s in patterns.values()] + ([] if extra is False else [extra])
                 node = dict(node)
                 node["additionalProperties"] = allowed[0] if len(allowed) == 1 else {"anyOf": allowed}
-        if closing and folds:
+        types = node_types(node)
+        if closing and folds and (not types or "object" in types):
+            # (a value that cannot be an object holds no keys: nothing to keep allowed)
             node = self.fold(node, folds, stack, parts)
         if self.strict and isinstance(node.get("required"), list):
             node = self._declare_required(node, parts)
@@ -578,7 +580,7 @@ class Walker(Merger):
             if "additionalProperties" in out:
                 raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")
             raise NotStrict(ptr(parts), "a value without a type, which strict mode cannot express")
-        if "object" in types or "properties" in out:
+        if "object" in types or (not types and "properties" in out):
             props = out.get("properties")
             if not isinstance(props, dict):
                 props = {}
