@@ -31,3 +31,39 @@ def test_a_non_object_node_gets_no_object_keywords(family):
     problems = Problems()
     run_case(Case("int-thens", INTEGER_WITH_FOLDED_THENS, [("v", {"c": 3}, True), ("x", {"c": "3"}, False)]), FAMILIES[family], problems)
     assert all(v == [] for v in problems.found.values()), problems.found
+
+
+# {"a": "x", "d": true} is valid: "a" is named only by the `if` (which fails, so nothing applies).
+# The suite driver counts a key an `if` names as declared; the strict plan closed the root to b, d.
+IF_ONLY_KEY = {
+    "type": "object",
+    "properties": {"b": {"type": "integer"}, "d": {"type": "boolean"}},
+    "required": ["d"],
+    "if": {"properties": {"a": {"const": 1}}, "required": ["a"]},
+    "then": {"type": "object"},
+}
+
+
+@pytest.mark.parametrize("family", ["openai", "other+strict", "anthropic+strict", "gemini"])
+def test_a_key_only_an_if_names_can_be_sent(family):
+    problems = Problems()
+    run_case(Case("if-key", IF_ONLY_KEY, [("v", {"a": "x", "d": True}, True), ("w", {"a": 1, "d": False}, True)]), FAMILIES[family], problems)
+    assert all(v == [] for v in problems.found.values()), problems.found
+
+
+def test_a_key_an_if_names_and_every_case_covers_stays_strict():
+    """Where then and else both give the `if`'s key a schema, the closed object declares it with
+    those (strict stays on) and a value either allows comes through."""
+    schema = {
+        "type": "object",
+        "properties": {"d": {"type": "boolean"}},
+        "required": ["d"],
+        "if": {"properties": {"a": {"const": 1}}, "required": ["a"]},
+        "then": {"properties": {"a": {"type": "integer"}}},
+        "else": {"properties": {"a": {"type": "string"}}},
+    }
+    plan = build_plan(schema, FAMILIES["openai"])
+    assert plan.strict and "a" in plan.schema["properties"]
+    problems = Problems()
+    run_case(Case("if-key-covered", schema, [("v", {"a": "x", "d": True}, True), ("w", {"a": 1, "d": False}, True)]), FAMILIES["openai"], problems)
+    assert all(v == [] for v in problems.found.values()), problems.found

@@ -342,7 +342,8 @@ class Merger:
         for key in ("allOf", "anyOf", "oneOf"):
             if isinstance(node.get(key), list):
                 children += node[key]
-        for key in ("then", "else"):
+        # an `if` names keys too: a valid answer may hold one with any value where the `if` fails
+        for key in ("if", "then", "else"):
             children.append(node.get(key))
         if isinstance(node.get("dependentSchemas"), dict):
             children += list(node["dependentSchemas"].values())

@@ -473,7 +473,7 @@ class Walker(Merger):
             raise NotStrict(
                 ptr(parts),
                 f"an object that allows any value for {name!r} where only a conditional part declares it "
-                "(then without else, dependentSchemas, one anyOf/oneOf alternative; closed by strict mode, it "
+                "(an if, then without else, dependentSchemas, one anyOf/oneOf alternative; closed by strict mode, it "
                 f"could only give {name!r} that part's schema, forbidding valid answers; declaring {name!r} in "
                 "the object's own properties keeps strict)",
             )
