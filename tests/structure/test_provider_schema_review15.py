@@ -67,3 +67,66 @@ def test_a_key_an_if_names_and_every_case_covers_stays_strict():
     problems = Problems()
     run_case(Case("if-key-covered", schema, [("v", {"a": "x", "d": True}, True), ("w", {"a": 1, "d": False}, True)]), FAMILIES["openai"], problems)
     assert all(v == [] for v in problems.found.values()), problems.found
+
+
+def _chain(n: int, beside: dict) -> dict:
+    """n definitions, each pointing at the next with ``beside`` next to the $ref (review F5)."""
+    defs = {
+        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
+        for i in range(n)
+    }
+    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
+    return {"$ref": "#/$defs/D0", "$defs": defs}
+
+
+# (strict, sha256 of the provider schema, canonical JSON, first 16 hex digits) as the code before
+# the chain fix (ca7bcb7) planned them, with `_need`. The fix walks only the definitions the walked
+# schema still points at (a chain inlined into its first definition is not walked again from each
+# later one: cubic in its length, bench/bench_suite.py); what is sent must not change.
+CHAIN_PLANS = {
+    "3/minProperties/openai": (True, "7c0456e64eb42cde"),
+    "3/minProperties/other+strict": (True, "7c0456e64eb42cde"),
+    "3/minProperties/anthropic+strict": (True, "0300394d8252f568"),
+    "3/minProperties/gemini": (False, "63a58bf927afebae"),
+    "3/required/openai": (False, "ce33f91b7f9d556d"),
+    "3/required/other+strict": (False, "ce33f91b7f9d556d"),
+    "3/required/anthropic+strict": (False, "ce33f91b7f9d556d"),
+    "3/required/gemini": (False, "ce33f91b7f9d556d"),
+    "3/description/openai": (True, "b71fe20e5c60031e"),
+    "3/description/other+strict": (True, "b71fe20e5c60031e"),
+    "3/description/anthropic+strict": (True, "38c7754633b1a7c0"),
+    "3/description/gemini": (False, "1be1c4f30d06506f"),
+    "60/minProperties/openai": (False, "60465002fe19b167"),
+    "60/minProperties/other+strict": (False, "60465002fe19b167"),
+    "60/minProperties/anthropic+strict": (True, "89c386f81e1b8cee"),
+    "60/minProperties/gemini": (False, "611b8a7116c62e6a"),
+    "60/required/openai": (False, "bfb739e4aecb12c7"),
+    "60/required/other+strict": (False, "bfb739e4aecb12c7"),
+    "60/required/anthropic+strict": (False, "bfb739e4aecb12c7"),
+    "60/required/gemini": (False, "bfb739e4aecb12c7"),
+    "60/description/openai": (False, "9d1a32200b25330d"),
+    "60/description/other+strict": (False, "9d1a32200b25330d"),
+    "60/description/anthropic+strict": (True, "3beefaa56facdb0f"),
+    "60/description/gemini": (False, "7862f6bf9ef36441"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(CHAIN_PLANS))
+def test_the_plan_of_a_ref_chain_is_what_it_was_before_the_speedup(key):
+    import hashlib
+    import json
+
+    n, beside, family = key.split("/")
+    value = {"minProperties": 1, "required": ["v"], "description": "next"}[beside]
+    plan = build_plan(_chain(int(n), {beside: value}), FAMILIES[family], allow_need=True)
+    digest = hashlib.sha256(json.dumps(plan.schema, sort_keys=True).encode()).hexdigest()[:16]
+    assert (plan.strict, digest) == CHAIN_PLANS[key]
+
+
+def test_a_chain_inlined_into_its_first_definition_sends_no_other_and_says_nothing_of_them():
+    plan = build_plan(_chain(3, {"minProperties": 1}), FAMILIES["openai"])
+    assert plan.strict and list(plan.schema["$defs"]) == ["D0"]
+    # the lines point into what is sent (D0 with the chain inlined), not at D1..D3 walked alone
+    assert not any("/$defs/D1" in line or "/$defs/D2" in line for line in plan.downgrades), plan.downgrades
+
+

@@ -155,10 +155,12 @@ class Merger:
     def __init__(self, prepared: Prepared) -> None:
         self.prepared = prepared
         self.downgrades: list[str] = []
+        self._noted: set[str] = set()
 
     def note(self, parts: tuple[str, ...], what: str) -> None:
         line = Downgrade(ptr(parts), what)
-        if line not in self.downgrades:
+        if line not in self._noted:
+            self._noted.add(line)
             self.downgrades.append(line)
 
     def target(self, ref: str) -> Any:

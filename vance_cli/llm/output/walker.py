@@ -41,7 +41,7 @@ from vance_cli.schema.nodes import (
     prune_for_types,
     types_of_values,
 )
-from vance_cli.schema.refs import Prepared, def_of, is_recursive, reachable, refs_in, subschemas
+from vance_cli.schema.refs import Prepared, def_of, is_recursive, refs_in, subschemas
 
 # What every family takes.
 BASE_KEYWORDS = frozenset(
@@ -622,18 +622,20 @@ def transform(
     """(body, reached definitions, the walker with its downgrades): ``prepared`` walked for ``family``."""
     t = Walker(family, strict, prepared, inline_annotated=inline_annotated)
     body = t.walk(prepared.body, (), ("#",))
-    defs: dict[str, Any] = {}
-    todo = list(reachable(body, prepared.defs))
-    done: set[str] = set()
+    # Only the definitions the walked schema still points at: one inlined everywhere it is used
+    # is not walked again on its own (down a chain of refs with siblings, each definition would
+    # inline the rest of the chain once more: cubic in its length).
+    walked: dict[str, Any] = {}
+    todo = [n for n in map(def_of, refs_in(body)) if n is not None and n in prepared.defs]
     while todo:
         name = todo.pop(0)
-        if name in done:
+        if name in walked:
             continue
-        done.add(name)
-        defs[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
+        walked[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
         todo.extend(
-            n for n in map(def_of, refs_in(defs[name])) if n is not None and n in prepared.defs and n not in done
+            n for n in map(def_of, refs_in(walked[name])) if n is not None and n in prepared.defs and n not in walked
         )
+    defs = {name: walked[name] for name in prepared.defs if name in walked}  # the caller's order
     if strict:
         if not family.recursion_ok and is_recursive(body, defs):
             raise NotStrict("(root)", "a recursive schema, which this provider's strict mode does not accept")
