@@ -81,20 +81,11 @@ def main() -> int:
     return 0 if ok else 1
 
 
-def _chain(n: int, beside: dict) -> dict:
-    """n definitions, each pointing at the next with a keyword beside the $ref (issue 15 review F5)."""
-    defs = {
-        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
-        for i in range(n)
-    }
-    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
-    return {"$ref": "#/$defs/D0", "$defs": defs}
-
-
 def chains(runs: int) -> bool:
     """Chains of $ref with a sibling at 50, 100 and 200 definitions (gemini): the growth per
     doubling (the review measured ~x8 for minProperties, cubic). Goal: at most x3 for a sibling the
     family drops (minProperties), which the walk now leaves beside the ref instead of inlining."""
+    from tests.structure.instances import ref_chain
     from tests.structure.suite_driver import FAMILIES
     from vance_cli.llm.output.plan import build_plan
 
@@ -103,7 +94,7 @@ def chains(runs: int) -> bool:
     for beside in ({"minProperties": 1}, {"required": ["v"]}):
         times = []
         for n in (50, 100, 200):
-            schema = _chain(n, beside)
+            schema = ref_chain(n, beside)
             took = []
             for _ in range(runs):
                 t = time.process_time()
@@ -131,13 +122,14 @@ def long_chain(runs: int) -> bool:
     its own too, inlining the rest of the chain again (cubic: >30 s at 400)."""
     from jsonschema.validators import validator_for
 
+    from tests.structure.instances import ref_chain
     from tests.structure.suite_driver import FAMILIES
     from vance_cli.llm.output.plan import build_plan
 
     caps = FAMILIES["openai"]
     ok = True
     for beside in ({"minProperties": 1}, {"description": "next"}):
-        schema = _chain(LONG_CHAIN, beside)
+        schema = ref_chain(LONG_CHAIN, beside)
         cls = validator_for(schema)
         ours, base = [], []
         for _ in range(runs):

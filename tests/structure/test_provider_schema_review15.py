@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.structure.instances import ref_chain
 from tests.structure.strict_rules import openai_strict_problems
 from tests.structure.suite_driver import FAMILIES, Case, Problems, run_case
 from vance_cli.llm.output.plan import build_plan
@@ -69,16 +70,6 @@ def test_a_key_an_if_names_and_every_case_covers_stays_strict():
     assert all(v == [] for v in problems.found.values()), problems.found
 
 
-def _chain(n: int, beside: dict) -> dict:
-    """n definitions, each pointing at the next with ``beside`` next to the $ref (review F5)."""
-    defs = {
-        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
-        for i in range(n)
-    }
-    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
-    return {"$ref": "#/$defs/D0", "$defs": defs}
-
-
 # (strict, sha256 of the provider schema, canonical JSON, first 16 hex digits) as the code before
 # the chain fix (ca7bcb7) planned them, with `_need`. The fix walks only the definitions the walked
 # schema still points at (a chain inlined into its first definition is not walked again from each
@@ -118,15 +109,98 @@ def test_the_plan_of_a_ref_chain_is_what_it_was_before_the_speedup(key):
 
     n, beside, family = key.split("/")
     value = {"minProperties": 1, "required": ["v"], "description": "next"}[beside]
-    plan = build_plan(_chain(int(n), {beside: value}), FAMILIES[family], allow_need=True)
+    plan = build_plan(ref_chain(int(n), {beside: value}), FAMILIES[family], allow_need=True)
     digest = hashlib.sha256(json.dumps(plan.schema, sort_keys=True).encode()).hexdigest()[:16]
     assert (plan.strict, digest) == CHAIN_PLANS[key]
 
 
 def test_a_chain_inlined_into_its_first_definition_sends_no_other_and_says_nothing_of_them():
-    plan = build_plan(_chain(3, {"minProperties": 1}), FAMILIES["openai"])
+    plan = build_plan(ref_chain(3, {"minProperties": 1}), FAMILIES["openai"])
     assert plan.strict and list(plan.schema["$defs"]) == ["D0"]
     # the lines point into what is sent (D0 with the chain inlined), not at D1..D3 walked alone
     assert not any("/$defs/D1" in line or "/$defs/D2" in line for line in plan.downgrades), plan.downgrades
 
 
+
+# github-issue-forms' form_item in small: if/then without else, one per value of the required `type`
+# enum (through a $ref, as there). Every value has its `then`, so "id" has a schema (type a) or is
+# forbidden (type b) in every case: a closed object declaring it as a string forbids no valid answer.
+FORM_ITEM = {
+    "$defs": {"type": {"type": "string", "enum": ["a", "b"]}},
+    "type": "object",
+    "required": ["type"],
+    "properties": {"type": {"$ref": "#/$defs/type"}},
+    "allOf": [
+        {"if": {"properties": {"type": {"const": "a"}}},
+         "then": {"properties": {"type": {}, "id": {"type": "string"}}, "additionalProperties": False}},
+        {"if": {"properties": {"type": {"const": "b"}}},
+         "then": {"properties": {"type": {}, "n": {"type": "integer"}}, "additionalProperties": False}},
+    ],
+}
+FORM_ITEM_CASES = [
+    ("a-id", {"type": "a", "id": "x"}, True),
+    ("b-n", {"type": "b", "n": 3}, True),
+    ("a-bare", {"type": "a"}, True),
+    ("a-id-int", {"type": "a", "id": 1}, False),
+    ("b-id", {"type": "b", "id": "x"}, False),
+]
+
+
+@pytest.mark.parametrize("family", ["openai", "other+strict", "anthropic+strict"])
+def test_if_then_over_every_value_of_a_required_enum_keeps_strict(family):
+    plan = build_plan(FORM_ITEM, FAMILIES[family])
+    assert plan.strict, plan.downgrades[0]
+    assert openai_strict_problems(plan.schema) == [] or family == "anthropic+strict"
+    assert {"id", "n"} <= set(plan.schema["properties"])
+    problems = Problems()
+    run_case(Case("form-item", FORM_ITEM, FORM_ITEM_CASES), FAMILIES[family], problems)
+    assert all(v == [] for v in problems.found.values()), problems.found
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        # a value of the enum no `if` takes: "id" is free there (the object is open)
+        {"$defs": {"type": {"type": "string", "enum": ["a", "b", "c"]}}},
+        # the discriminator not required: without it no `if` fails... nor any then applies
+        {"required": []},
+        # an `if` that looks at another key too: not decided by the discriminator alone
+        {"allOf": [
+            {"if": {"properties": {"type": {"const": "a"}, "x": {"const": 1}}},
+             "then": {"properties": {"type": {}, "id": {"type": "string"}}, "additionalProperties": False}},
+            FORM_ITEM["allOf"][1],
+        ]},
+    ],
+)
+def test_if_then_that_leaves_a_case_open_still_turns_strict_off(variant):
+    schema = {**FORM_ITEM, **variant}
+    plan = build_plan(schema, FAMILIES["openai"])
+    assert not plan.strict
+    assert "'id'" in plan.downgrades[0] or "'n'" in plan.downgrades[0], plan.downgrades[0]
+
+
+@pytest.mark.parametrize(
+    "name,answer",
+    [
+        ("pydantic-Pet", {"pet": {"kind": "cat", "good_boy": "x"}, "owner": "Ann"}),
+        ("codex-hooks", {"hooks": {"Stop": [{"hooks": [{"type": "prompt", "command": 5}]}]}}),
+        ("openai-ChatCompletionMessage", {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}, "custom": 5}]}),
+    ],
+)
+@pytest.mark.parametrize("family", ["openai", "other+strict", "anthropic+strict"])
+def test_a_union_of_open_models_stays_relaxed_where_strict_would_forbid_a_valid_answer(name, answer, family):
+    """The borrowed key is valid with any value in the alternative that does not declare it (the
+    model is open), so no closed strict object can accept every such answer: strict stays off,
+    and the relaxed plan takes the review's probes."""
+    from tests.structure.test_schema_corpus import corpus
+
+    from vance_cli.schema.reasons import make_validator
+
+    schema = corpus()[name]
+    assert make_validator(schema).is_valid(answer)
+    plan = build_plan(schema, FAMILIES[family], allow_need=True)
+    assert not plan.strict and "allows any value" in plan.downgrades[0]
+    problems = Problems()
+    run_case(Case(name, schema, [("probe", answer, True)]), FAMILIES[family], problems, allow_need=True)
+    assert all(v == [] for v in problems.found.values()), problems.found
