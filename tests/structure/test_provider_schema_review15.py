@@ -8,7 +8,7 @@ import pytest
 from tests.structure.instances import ref_chain
 from tests.structure.strict_rules import openai_strict_problems
 from tests.structure.suite_driver import FAMILIES, Case, Problems, run_case
-from vance_cli.llm.output.plan import build_plan
+from vance_cli.llm.output.plan import build_plan, strip_injected_nulls
 
 # Two allOf parts each with an if/then: the second `then` cannot be merged into the first, so it is
 # folded back as optional properties -- onto an integer node, which then got properties,
@@ -203,4 +203,43 @@ def test_a_union_of_open_models_stays_relaxed_where_strict_would_forbid_a_valid_
     assert not plan.strict and "allows any value" in plan.downgrades[0]
     problems = Problems()
     run_case(Case(name, schema, [("probe", answer, True)]), FAMILIES[family], problems, allow_need=True)
+    assert all(v == [] for v in problems.found.values()), problems.found
+
+
+# The way back for discriminators whose value may be null (found by fuzzing the case split above;
+# the strict plans are new, the way back's faults were not).
+NULL_DISCRIMINATOR = {
+    "type": "object",
+    "required": ["t"],
+    "properties": {"t": {"enum": ["a", None]}},
+    "additionalProperties": False,
+    "allOf": [{"if": {"properties": {"t": {"const": "a"}}}, "then": {"properties": {"id": {"type": "string"}}}}],
+}
+NULL_DISCRIMINATOR_CLOSED_THEN = {
+    "type": "object",
+    "required": ["t"],
+    "properties": {"t": {"enum": ["a", None]}},
+    "if": {"properties": {"t": {"const": None}}},
+    "then": {"properties": {"t": {}, "k": {"type": "string"}}, "additionalProperties": False},
+    "else": {"properties": {"n": {"type": ["string", "null"]}}, "additionalProperties": {"type": "string"}},
+}
+
+
+def test_a_null_an_if_tests_is_not_taken_for_an_injected_one():
+    """{"t": null} is valid; the `if` tests "t" against "a" (a test, not a constraint on "t"), so
+    the way back must not drop the required null because the `if`'s schema rejects it."""
+    plan = build_plan(NULL_DISCRIMINATOR, FAMILIES["openai"])
+    assert plan.strict
+    assert strip_injected_nulls({"t": None, "id": None}, NULL_DISCRIMINATOR) == {"t": None}
+
+
+def test_a_closed_branch_refusing_an_injected_null_keeps_the_required_one():
+    """For t null the `then` is closed to t and k: the injected null of "n" (declared by the
+    `else`) is refused there and dropped; the required null of "t" beside it stays."""
+    plan = build_plan(NULL_DISCRIMINATOR_CLOSED_THEN, FAMILIES["openai"])
+    assert plan.strict
+    assert strip_injected_nulls({"t": None, "k": None, "n": None}, NULL_DISCRIMINATOR_CLOSED_THEN) == {"t": None}
+    problems = Problems()
+    cases = [("null", {"t": None}, True), ("a-n", {"t": "a", "n": "x"}, True), ("null-n", {"t": None, "n": "x"}, False)]
+    run_case(Case("null-disc", NULL_DISCRIMINATOR_CLOSED_THEN, cases), FAMILIES["openai"], problems)
     assert all(v == [] for v in problems.found.values()), problems.found

@@ -87,7 +87,7 @@ def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0,
         return [props[key]]
     patterns = node.get("patternProperties")
     if isinstance(patterns, dict):
-        matched = [sub for pattern, sub in patterns.items() if _search(pattern, key)]
+        matched = [sub for pattern, sub in patterns.items() if key_matches(pattern, key)]
         if matched:
             return matched
     extra = node.get("additionalProperties")
@@ -265,7 +265,8 @@ def _cover_by_cases(node: Any, key: str, target: Callable[[str], Any], depth: in
     return None
 
 
-def _search(pattern: str, key: str) -> bool:
+def key_matches(pattern: str, key: str) -> bool:
+    """Whether a patternProperties pattern matches ``key`` (an invalid pattern matches nothing)."""
     try:
         return re.search(pattern, key) is not None
     except re.error:
@@ -476,15 +477,17 @@ class Merger:
             self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
         return merged, inlined, folds
 
-    def declared(self, node: Any, stack: Stack, depth: int = 0) -> dict[str, list[Any]]:
-        """Property name → the schemas a subschema (and what it combines) declares for it."""
+    def declared(self, node: Any, stack: Stack, depth: int = 0, *, conditions: bool = True) -> dict[str, list[Any]]:
+        """Property name → the schemas a subschema (and what it combines) declares for it; with
+        ``conditions``, also the keys an ``if`` names (with the ``if``'s schema for them, which is a
+        test, not a constraint: the way back leaves those out)."""
         found: dict[str, list[Any]] = {}
         if not isinstance(node, dict) or depth > 16:
             return found
         if isinstance(node.get("$ref"), str):
             target = self.target(node["$ref"])
             if target is not None and node["$ref"] not in stack:
-                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1).items():
+                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1, conditions=conditions).items():
                     found.setdefault(k, []).extend(v)
         for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
             found.setdefault(name, []).append(sub)
@@ -493,12 +496,12 @@ class Merger:
             if isinstance(node.get(key), list):
                 children += node[key]
         # an `if` names keys too: a valid answer may hold one with any value where the `if` fails
-        for key in ("if", "then", "else"):
+        for key in ("if", "then", "else") if conditions else ("then", "else"):
             children.append(node.get(key))
         if isinstance(node.get("dependentSchemas"), dict):
             children += list(node["dependentSchemas"].values())
         for child in children:
-            for k, v in self.declared(child, stack, depth + 1).items():
+            for k, v in self.declared(child, stack, depth + 1, conditions=conditions).items():
                 found.setdefault(k, []).extend(v)
         return found
 
