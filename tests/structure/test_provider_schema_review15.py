@@ -243,3 +243,31 @@ def test_a_closed_branch_refusing_an_injected_null_keeps_the_required_one():
     cases = [("null", {"t": None}, True), ("a-n", {"t": "a", "n": "x"}, True), ("null-n", {"t": None, "n": "x"}, False)]
     run_case(Case("null-disc", NULL_DISCRIMINATOR_CLOSED_THEN, cases), FAMILIES["openai"], problems)
     assert all(v == [] for v in problems.found.values()), problems.found
+
+
+def test_a_key_named_by_an_if_without_then_or_else_can_be_sent():
+    """An `if` with neither then nor else constrains nothing, but the key it names is declared by
+    the suite driver's bar: {"a": 7} is valid and was forbidden by the closed root (fuzz seed 1068)."""
+    schema = {"type": "object", "properties": {"d": {"type": "string"}}, "if": {"properties": {"a": {"const": 1}}, "required": ["a"]}}
+    for family in ("openai", "other+strict", "anthropic+strict"):
+        problems = Problems()
+        run_case(Case("if-alone", schema, [("a7", {"a": 7}, True), ("ax", {"a": "x", "d": "y"}, True)]), FAMILIES[family], problems)
+        assert all(v == [] for v in problems.found.values()), (family, problems.found)
+
+
+def test_a_key_a_branch_declares_inside_a_property_can_be_sent():
+    """The `then` gives "c" a key "y" of its own; where the `if` fails, "c" is an open object and
+    "y" may hold anything: {"t": 2, "c": {"y": "zz"}} is valid, and the strict "c" closed to "x"
+    forbade it (fuzz seed 546, there through a recursive $ref). Strict goes off, saying why."""
+    schema = {
+        "type": "object",
+        "properties": {"t": {"type": "integer"}, "c": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        "if": {"properties": {"t": {"const": 1}}, "required": ["t"]},
+        "then": {"properties": {"c": {"properties": {"y": {"type": "integer"}}}}},
+    }
+    plan = build_plan(schema, FAMILIES["openai"])
+    assert not plan.strict and "'y'" in plan.downgrades[0], plan.downgrades[:1]
+    for family in ("openai", "other+strict", "anthropic+strict"):
+        problems = Problems()
+        run_case(Case("inner-key", schema, [("y", {"t": 2, "c": {"y": "zz"}}, True)]), FAMILIES[family], problems)
+        assert all(v == [] for v in problems.found.values()), (family, problems.found)

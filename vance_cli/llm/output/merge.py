@@ -527,7 +527,14 @@ class Merger:
         added = False
         for name, schemas in declared.items():
             if name in props:
-                continue  # the node's own schema for it holds in every case
+                # the node's own schema for it holds in every case; a key a branch's schema for it
+                # declares inside, which that own schema leaves free, it cannot give a schema
+                own_keys = self.declared(props[name], stack)
+                for sub in schemas:
+                    for inner in self.declared(sub, stack):
+                        if inner not in own_keys and key_cover(props[name], inner, self.target) is None:
+                            self.free_key(parts + ("properties", name), inner)
+                continue
             # (its unevaluatedProperties saw the removed branches' keys: not a cover by itself)
             own = key_cover({k: v for k, v in node.items() if k != "unevaluatedProperties"}, name, self.target)
             if own:

@@ -271,7 +271,7 @@ class Walker(Merger):
                     folds.append({key: value})
                 else:
                     branches[key] = value
-        if "then" in branches or "else" in branches:
+        if branches:  # an `if` alone still names keys (Merger.declared)
             folds.append(branches)
         if (
             isinstance(node.get("prefixItems"), list)
