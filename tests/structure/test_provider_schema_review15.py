@@ -271,3 +271,20 @@ def test_a_key_a_branch_declares_inside_a_property_can_be_sent():
         problems = Problems()
         run_case(Case("inner-key", schema, [("y", {"t": 2, "c": {"y": "zz"}}, True)]), FAMILIES[family], problems)
         assert all(v == [] for v in problems.found.values()), (family, problems.found)
+
+
+def test_a_required_null_stays_whatever_part_of_the_schema_looks_at_it():
+    """The root requires "t"; an allOf part's `then` gives "t" a type without null (it applies only
+    for t "a"). {"t": null} is valid and was stripped to {} by the part (fuzz, discriminator split)."""
+    schema = {
+        "type": "object",
+        "required": ["t"],
+        "properties": {"t": {"enum": [None, "a"]}, "k": {"type": "integer"}},
+        "additionalProperties": False,
+        "allOf": [{"if": {"properties": {"t": {"const": "a"}}, "required": ["t"]},
+                   "then": {"properties": {"t": {"type": "string"}, "k": {"type": "integer"}}}}],
+    }
+    assert strip_injected_nulls({"t": None, "k": None}, schema) == {"t": None}
+    problems = Problems()
+    run_case(Case("req-null", schema, [("null", {"t": None}, True), ("a", {"t": "a", "k": 1}, True)]), FAMILIES["openai"], problems)
+    assert all(v == [] for v in problems.found.values()), problems.found

@@ -403,24 +403,27 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             out.append({"allOf": [alt, {"properties": more}]} if more else alt)
         return out
 
-    def strip(value: Any, node: Any, depth: int, seen: set[int]) -> Any:
+    def strip(value: Any, node: Any, depth: int, seen: set[int], above: frozenset[str] = frozenset()) -> Any:
+        # ``above``: the keys the schemas applying to this same value around ``node`` require (a
+        # required null is never dropped, whichever part of the schema is looked at).
         # ``seen`` holds the schema nodes already applied at this data level: a `$ref` cycle
         # (e.g. anyOf [{"$ref": "#"}, ...]) is followed once per level, never exponentially.
         if depth > 64 or not isinstance(node, dict) or id(node) in seen:
             return value
         seen.add(id(node))
+        here = above | required_of(node) if isinstance(value, dict) else above
         ref = node.get("$ref")
         if isinstance(ref, str):
             t = target(ref)
             if t is not None:
-                value = strip(value, t, depth + 1, seen)
+                value = strip(value, t, depth + 1, seen, here)
         for sub in node.get("allOf", []) if isinstance(node.get("allOf"), list) else []:
-            value = strip(value, sub, depth + 1, seen)
+            value = strip(value, sub, depth + 1, seen, here)
         for key in ("anyOf", "oneOf"):
             alts = node.get(key)
             if isinstance(alts, list):
                 for alt, widened in zip(alts, shared(node, alts), strict=True):
-                    candidate = strip(_copy(value), widened, depth + 1, seen)
+                    candidate = strip(_copy(value), widened, depth + 1, seen, here)
                     if candidate != value and allows(alt, candidate):
                         value = candidate
                         break
@@ -430,7 +433,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             kept: list[str] = []  # optional nulls some schema of the field allows
             for key, item in value.items():
                 subs = props.get(key)
-                if item is None and subs and key not in required:
+                if item is None and subs and key not in required and key not in here:
                     if not any(allows(s, None) for s in subs):
                         continue
                     kept.append(key)
