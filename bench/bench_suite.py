@@ -77,23 +77,15 @@ def main() -> int:
     ok = o <= GOAL_SECONDS
     print(f"goal: at most {GOAL_SECONDS:.0f} s {'✓' if ok else '✗'}")
     ok = chains(args.runs) and ok
+    ok = long_chain(args.runs) and ok
     return 0 if ok else 1
-
-
-def _chain(n: int, beside: dict) -> dict:
-    """n definitions, each pointing at the next with a keyword beside the $ref (issue 15 review F5)."""
-    defs = {
-        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
-        for i in range(n)
-    }
-    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
-    return {"$ref": "#/$defs/D0", "$defs": defs}
 
 
 def chains(runs: int) -> bool:
     """Chains of $ref with a sibling at 50, 100 and 200 definitions (gemini): the growth per
     doubling (the review measured ~x8 for minProperties, cubic). Goal: at most x3 for a sibling the
     family drops (minProperties), which the walk now leaves beside the ref instead of inlining."""
+    from tests.structure.instances import ref_chain
     from tests.structure.suite_driver import FAMILIES
     from vance_cli.llm.output.plan import build_plan
 
@@ -102,7 +94,7 @@ def chains(runs: int) -> bool:
     for beside in ({"minProperties": 1}, {"required": ["v"]}):
         times = []
         for n in (50, 100, 200):
-            schema = _chain(n, beside)
+            schema = ref_chain(n, beside)
             took = []
             for _ in range(runs):
                 t = time.process_time()
@@ -116,6 +108,45 @@ def chains(runs: int) -> bool:
         shown = " / ".join(f"{t * 1000:.1f} ms" for t in times)
         mark = ("✓" if growth <= 3 else "✗") if goal else "(no goal)"
         print(f"$ref chain with {next(iter(beside))} beside, 50/100/200 defs: {shown}; growth per doubling x{growth:.1f} {mark}")
+    return ok
+
+
+LONG_CHAIN = 400
+LONG_CHAIN_GOAL = 3.0  # at most this many times jsonschema's check_schema of the same schema
+
+
+def long_chain(runs: int) -> bool:
+    """A 400-long chain of $ref with a sibling, for OpenAI (strict wanted: the strict walk, its
+    retry without inlined annotations, then the relaxed walk). Baseline in the same run:
+    jsonschema's ``check_schema`` of the same schema. Before the fix each definition was walked on
+    its own too, inlining the rest of the chain again (cubic: >30 s at 400)."""
+    from jsonschema.validators import validator_for
+
+    from tests.structure.instances import ref_chain
+    from tests.structure.suite_driver import FAMILIES
+    from vance_cli.llm.output.plan import build_plan
+
+    caps = FAMILIES["openai"]
+    ok = True
+    for beside in ({"minProperties": 1}, {"description": "next"}):
+        schema = ref_chain(LONG_CHAIN, beside)
+        cls = validator_for(schema)
+        ours, base = [], []
+        for _ in range(runs):
+            t = time.process_time()
+            build_plan(schema, caps)
+            ours.append(time.process_time() - t)
+            t = time.process_time()
+            cls.check_schema(schema)
+            base.append(time.process_time() - t)
+        o, b = statistics.median(ours), statistics.median(base)
+        ratio = o / max(b, 1e-6)
+        ok = ok and ratio <= LONG_CHAIN_GOAL
+        mark = "✓" if ratio <= LONG_CHAIN_GOAL else "✗"
+        print(
+            f"$ref chain of {LONG_CHAIN} with {next(iter(beside))} beside (openai): {o * 1000:.0f} ms; "
+            f"check_schema {b * 1000:.0f} ms; ratio x{ratio:.1f} (goal ≤ x{LONG_CHAIN_GOAL:.0f}) {mark}"
+        )
     return ok
 
 

@@ -67,3 +67,38 @@ def test_unknown_models_are_conservative_but_keep_tools_and_schema(model):
     assert caps.family == "other"
     assert caps.tools and caps.json_schema
     assert not caps.strict_json_schema and not caps.parallel_tool_calls
+
+
+# OpenAI's Structured Outputs (response_format json_schema) came with gpt-4o-2024-08-06 and
+# gpt-4o-mini; older chat models take JSON mode (json_object) from gpt-3.5-turbo-1106 and
+# gpt-4-turbo on, and the first GPT-4 snapshots not even that. litellm's model map says nothing
+# (None) for them, which must not read as "supported".
+@pytest.mark.parametrize(
+    "model,first",
+    [
+        ("openai/gpt-3.5-turbo", "json_object"),
+        ("gpt-3.5-turbo-0125", "json_object"),
+        ("gpt-3.5-turbo-1106", "json_object"),
+        ("gpt-4-turbo", "json_object"),
+        ("openai/gpt-4-turbo-2024-04-09", "json_object"),
+        ("gpt-4-0125-preview", "json_object"),
+        ("gpt-4o-2024-05-13", "json_object"),
+        ("gpt-4", "prompt"),
+        ("openai/gpt-4-0613", "prompt"),
+        ("gpt-4-32k", "prompt"),
+        ("gpt-3.5-turbo-0613", "prompt"),
+        ("gpt-3.5-turbo-16k", "prompt"),
+    ],
+)
+def test_openai_models_before_structured_outputs_are_not_sent_a_json_schema(model, first):
+    from vance_cli.llm.output.plan import format_chain
+
+    caps = default_capabilities(model)
+    assert caps.family == "openai" and not caps.json_schema and not caps.strict_json_schema
+    assert format_chain(caps)[0] == first
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "openai/gpt-4o-2024-08-06", "gpt-4o-mini-2024-07-18", "gpt-4.1-mini", "gpt-4.5-preview", "gpt-5"])
+def test_openai_models_since_structured_outputs_stay_strict(model):
+    caps = default_capabilities(model)
+    assert caps.json_schema and caps.strict_json_schema

@@ -367,3 +367,14 @@ def _fill(value: Any, node: Any, vals: _Validators, dropped: list[str], depth: i
         prefix = node.get("prefixItems") if isinstance(node.get("prefixItems"), list) else []
         return [_fill(x, prefix[i] if i < len(prefix) else items, vals, dropped, depth + 1) for i, x in enumerate(value)]
     return value
+
+
+def ref_chain(n: int, beside: dict[str, Any]) -> dict[str, Any]:
+    """n definitions, each pointing at the next with ``beside`` next to the $ref (issue 15 review F5:
+    the conversion cost of such chains; bench/bench_suite.py and the plan checks use it)."""
+    defs = {
+        f"D{i}": {"type": "object", "properties": {"v": {"type": "integer"}, "n": {"$ref": f"#/$defs/D{i + 1}", **beside}}}
+        for i in range(n)
+    }
+    defs[f"D{n}"] = {"type": "object", "properties": {"z": {"type": "string"}}}
+    return {"$ref": "#/$defs/D0", "$defs": defs}

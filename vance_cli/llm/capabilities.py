@@ -10,6 +10,7 @@ correct it where it is still wrong.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from vance_cli.llm.base import Capabilities
@@ -87,6 +88,7 @@ def default_capabilities(model: str, api_base: str | None = None, server: str | 
             family="openai", tools=True, json_schema=True, strict_json_schema=True,
             json_object=True, parallel_tool_calls=True,
         ))
+        caps = _before_structured_outputs(bare, caps)
         # OpenAI's reasoning models (o-series, gpt-5) reject any temperature but their default.
         return caps.model_copy(update={"temperature": False}) if _reasoning(model) else caps
 
@@ -106,6 +108,24 @@ _MAP_FLAGS = (
     ("supports_response_schema", "json_schema"),
     ("supports_parallel_function_calling", "parallel_tool_calls"),
 )
+
+
+# OpenAI chat models older than Structured Outputs (response_format json_schema), which came with
+# gpt-4o-2024-08-06 and gpt-4o-mini. JSON mode (json_object) works from gpt-3.5-turbo-1106 and
+# gpt-4-turbo (the -preview snapshots) on; the first GPT-4 and GPT-3.5 snapshots take neither.
+# litellm's model map leaves supports_response_schema unset for them (None, not false).
+_NO_JSON_SCHEMA = re.compile(r"gpt-3\.5-turbo|gpt-4(-\d{4}|-32k|-turbo|-vision|-\d{4}-preview)?($|-)|gpt-4o-2024-05-13")
+_NO_JSON_OBJECT = re.compile(r"gpt-4(-0314|-0613|-32k.*)?$|gpt-3\.5-turbo-(0301|0613|16k.*)$")
+
+
+def _before_structured_outputs(bare: str, caps: Capabilities) -> Capabilities:
+    """``caps`` without json_schema (and strictness) for an OpenAI model that predates Structured
+    Outputs, and without json_object for one that predates JSON mode."""
+    if not _NO_JSON_SCHEMA.match(bare):
+        return caps
+    return caps.model_copy(update={
+        "json_schema": False, "strict_json_schema": False, "json_object": caps.json_object and not _NO_JSON_OBJECT.match(bare),
+    })
 
 
 def _reasoning(model: str) -> bool:

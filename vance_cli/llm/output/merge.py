@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from vance_cli.schema.nodes import asserting, json_equal, json_in, node_types
+from vance_cli.schema.nodes import asserting, json_equal, json_in, json_type, node_types
 from vance_cli.schema.refs import Prepared
 from vance_cli.text import json_pointer
 
@@ -87,7 +87,7 @@ def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0,
         return [props[key]]
     patterns = node.get("patternProperties")
     if isinstance(patterns, dict):
-        matched = [sub for pattern, sub in patterns.items() if _search(pattern, key)]
+        matched = [sub for pattern, sub in patterns.items() if key_matches(pattern, key)]
         if matched:
             return matched
     extra = node.get("additionalProperties")
@@ -119,10 +119,154 @@ def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0,
         found = [key_cover(alt, key, target, depth + 1, seen) for alt in alts]
         if all(f is not None for f in found):
             return [s for f in found for s in f]  # type: ignore[union-attr]
+    return _cover_by_cases(node, key, target, depth, seen)
+
+
+_IF_ASIDE = frozenset({"title", "description", "$comment", "examples", "default"})
+_VALUE_ASIDE = _IF_ASIDE | {"$anchor", "$id"}
+
+
+def _always_parts(node: Any, target: Callable[[str], Any], depth: int, seen: frozenset[str]) -> list[dict[str, Any]] | None:
+    """``node`` and every part that always applies with it (allOf items, $ref targets), flat,
+    each without its allOf/$ref; None past the depth limit or at a part that is not an object schema."""
+    out: list[dict[str, Any]] = []
+    todo: list[tuple[Any, int, frozenset[str]]] = [(node, depth, seen)]
+    while todo:
+        n, d, refs = todo.pop()
+        if n is True:
+            continue
+        if not isinstance(n, dict) or d > 16:
+            return None
+        out.append({k: v for k, v in n.items() if k not in ("allOf", "$ref")})
+        if isinstance(n.get("allOf"), list):
+            todo.extend((part, d + 1, refs) for part in n["allOf"])
+        ref = n.get("$ref")
+        if isinstance(ref, str) and ref not in refs:
+            todo.append((target(ref), d + 1, refs | {ref}))
+    return out
+
+
+def _value_test(sub: Any, value: Any, target: Callable[[str], Any]) -> bool | None:
+    """Whether ``value`` meets ``sub``, where ``sub`` says it with const/enum/type only (through
+    $refs); None where it says more."""
+    for _ in range(8):
+        if isinstance(sub, dict) and set(sub) == {"$ref"} and isinstance(sub["$ref"], str):
+            sub = target(sub["$ref"])
+    if sub is True:
+        return True
+    if sub is False:
+        return False
+    if not isinstance(sub, dict) or set(sub) - _VALUE_ASIDE - {"const", "enum", "type"}:
+        return None
+    if "const" in sub and not json_equal(sub["const"], value):
+        return False
+    if isinstance(sub.get("enum"), list) and not json_in(value, sub["enum"]):
+        return False
+    types = node_types(sub)
+    if types and json_type(value) not in types and not (json_type(value) == "integer" and "number" in types):
+        return False
+    return True
+
+
+def _values_of(sub: Any, target: Callable[[str], Any]) -> list[Any] | None:
+    """The finite set of values ``sub`` allows (its const or enum, through $refs), else None."""
+    for _ in range(8):
+        if isinstance(sub, dict) and isinstance(sub.get("$ref"), str) and not ({"const", "enum"} & sub.keys()):
+            sub = target(sub["$ref"])
+    if not isinstance(sub, dict):
+        return None
+    if "const" in sub:
+        return [sub["const"]]
+    if isinstance(sub.get("enum"), list):
+        return list(sub["enum"])
     return None
 
 
-def _search(pattern: str, key: str) -> bool:
+def _decide(cond: Any, key: str, value: Any, target: Callable[[str], Any]) -> bool | None:
+    """Whether an ``if`` holds for every object whose property ``key`` is ``value`` (True), for
+    none (False), or depends on more than that (None)."""
+    if isinstance(cond, bool):
+        return cond
+    if not isinstance(cond, dict):
+        return None
+    verdict: bool | None = True
+    props = cond.get("properties") if isinstance(cond.get("properties"), dict) else {}
+    if key in props:
+        found = _value_test(props[key], value, target)
+        if found is False:
+            return False
+        if found is None:
+            verdict = None
+    for name, sub in props.items():
+        if name != key and sub is not True and sub != {}:
+            verdict = None
+    for k in cond:
+        if k == "properties" or k in _IF_ASIDE:
+            continue
+        if k == "type" and "object" in node_types(cond):
+            continue
+        if k == "required" and isinstance(cond[k], list) and all(r == key for r in cond[k]):
+            continue
+        verdict = None
+    return verdict
+
+
+def _cover_by_cases(node: Any, key: str, target: Callable[[str], Any], depth: int, seen: frozenset[str]) -> list[Any] | None:
+    """``key_cover`` case by case, where a required property with a few possible values (a
+    discriminator: const/enum) decides every if/then/else of the parts that always apply: for each
+    value, the branch that applies replaces each of them (github-issue-forms: an if/then without
+    else for every value of the required ``type`` enum gives each key a schema, or forbids it, in
+    every case). None where some case leaves the key free, or nothing decides the conditions."""
+    if depth > 12:
+        return None
+    parts = _always_parts(node, target, depth, seen)
+    if not parts:
+        return None
+    conditional = [p for p in parts if "if" in p and ("then" in p or "else" in p)]
+    if not conditional:
+        return None
+    required = {r for p in parts if isinstance(p.get("required"), list) for r in p["required"] if isinstance(r, str)}
+    for name in sorted(required):
+        values: list[Any] | None = None
+        for p in parts:
+            props = p.get("properties")
+            if isinstance(props, dict) and name in props:
+                found = _values_of(props[name], target)
+                if found is not None:
+                    values = found if values is None else [v for v in values if json_in(v, found)]
+        if values is None or len(values) > 64:
+            continue
+        cases: list[list[dict[str, Any]]] = []
+        for value in values:
+            case: list[dict[str, Any]] = []
+            for p in parts:
+                if p in conditional:
+                    holds = _decide(p["if"], name, value, target)
+                    if holds is None:
+                        break
+                    rest = {k: v for k, v in p.items() if k not in ("if", "then", "else")}
+                    branch = p.get("then" if holds else "else", True)
+                    case.append({"allOf": [rest, branch]} if rest else {"allOf": [branch]})
+                else:
+                    case.append(p)
+            else:
+                cases.append(case)
+                continue
+            break
+        if len(cases) != len(values):
+            continue  # some condition this property does not decide
+        found_all: list[Any] = []
+        for case in cases:
+            found = key_cover({"allOf": case}, key, target, depth + 1, seen)
+            if found is None:
+                return None
+            found_all.extend(found)
+        return found_all
+    return None
+
+
+def key_matches(pattern: str, key: str) -> bool:
+    """Whether a patternProperties pattern matches ``key`` (an invalid pattern matches nothing)."""
     try:
         return re.search(pattern, key) is not None
     except re.error:
@@ -155,10 +299,12 @@ class Merger:
     def __init__(self, prepared: Prepared) -> None:
         self.prepared = prepared
         self.downgrades: list[str] = []
+        self._noted: set[str] = set()
 
     def note(self, parts: tuple[str, ...], what: str) -> None:
         line = Downgrade(ptr(parts), what)
-        if line not in self.downgrades:
+        if line not in self._noted:
+            self._noted.add(line)
             self.downgrades.append(line)
 
     def target(self, ref: str) -> Any:
@@ -222,6 +368,11 @@ class Merger:
                     if rest:
                         queue.insert(0, rest)
                 continue
+            if {"if", "then", "else"} & sub.keys() and {"if", "then", "else"} & merged.keys():
+                # A second if/then/else folds as one: then and else only mean something with their if.
+                folds.append({k: sub[k] for k in ("if", "then", "else") if k in sub})
+                partly = True
+                sub = {k: v for k, v in sub.items() if k not in ("if", "then", "else")}
             for key, value in sub.items():
                 if key == "allOf" and isinstance(value, list):
                     queue[0:0] = list(value)
@@ -326,15 +477,17 @@ class Merger:
             self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
         return merged, inlined, folds
 
-    def declared(self, node: Any, stack: Stack, depth: int = 0) -> dict[str, list[Any]]:
-        """Property name → the schemas a subschema (and what it combines) declares for it."""
+    def declared(self, node: Any, stack: Stack, depth: int = 0, *, conditions: bool = True) -> dict[str, list[Any]]:
+        """Property name → the schemas a subschema (and what it combines) declares for it; with
+        ``conditions``, also the keys an ``if`` names (with the ``if``'s schema for them, which is a
+        test, not a constraint: the way back leaves those out)."""
         found: dict[str, list[Any]] = {}
         if not isinstance(node, dict) or depth > 16:
             return found
         if isinstance(node.get("$ref"), str):
             target = self.target(node["$ref"])
             if target is not None and node["$ref"] not in stack:
-                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1).items():
+                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1, conditions=conditions).items():
                     found.setdefault(k, []).extend(v)
         for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
             found.setdefault(name, []).append(sub)
@@ -342,12 +495,13 @@ class Merger:
         for key in ("allOf", "anyOf", "oneOf"):
             if isinstance(node.get(key), list):
                 children += node[key]
-        for key in ("then", "else"):
+        # an `if` names keys too: a valid answer may hold one with any value where the `if` fails
+        for key in ("if", "then", "else") if conditions else ("then", "else"):
             children.append(node.get(key))
         if isinstance(node.get("dependentSchemas"), dict):
             children += list(node["dependentSchemas"].values())
         for child in children:
-            for k, v in self.declared(child, stack, depth + 1).items():
+            for k, v in self.declared(child, stack, depth + 1, conditions=conditions).items():
                 found.setdefault(k, []).extend(v)
         return found
 
@@ -373,13 +527,24 @@ class Merger:
         added = False
         for name, schemas in declared.items():
             if name in props:
-                continue  # the node's own schema for it holds in every case
+                # the node's own schema for it holds in every case; a key a branch's schema for it
+                # declares inside, which that own schema leaves free, it cannot give a schema
+                own_keys = self.declared(props[name], stack)
+                for sub in schemas:
+                    for inner in self.declared(sub, stack):
+                        if inner not in own_keys and key_cover(props[name], inner, self.target) is None:
+                            self.free_key(parts + ("properties", name), inner)
+                continue
             # (its unevaluatedProperties saw the removed branches' keys: not a cover by itself)
             own = key_cover({k: v for k, v in node.items() if k != "unevaluatedProperties"}, name, self.target)
             if own:
                 schemas = own
             elif own is None:
                 cover = next((c for c in (key_cover(src, name, self.target) for src in sources) if c is not None), None)
+                if cover is None:
+                    # together they may give it a schema in every case (one if/then per value of
+                    # a required enum, each folded from its own allOf part)
+                    cover = key_cover({"allOf": [{k: v for k, v in node.items() if k != "unevaluatedProperties"}, *sources]}, name, self.target)
                 if cover is None:
                     self.free_key(parts, name)
                 else:

@@ -28,7 +28,7 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
-from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys
+from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys, key_matches
 from vance_cli.llm.output.ollama import OLLAMA
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
@@ -379,9 +379,9 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
 
     def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
         """Property → schemas (the walker's ``Merger.declared``: what the provider schema declares,
-        anyOf/oneOf alternatives and removed branches included), and the names a node and the parts
-        that always apply to it require."""
-        return merger.declared(node, ()), required_of(node, depth)
+        anyOf/oneOf alternatives and removed branches included; not an `if`'s tests, which
+        constrain nothing), and the names a node and the parts that always apply to it require."""
+        return merger.declared(node, (), conditions=False), required_of(node, depth)
 
     def required_of(node: Any, depth: int = 0) -> set[str]:
         required: set[str] = set()
@@ -400,31 +400,34 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         declare also declares it, with the schema it gives the key in every case
         (walker._share_properties; where there is none, strict was off), so the null a provider
         had to send for such a key is an injected one there too."""
-        found = [declared(a)[0] if isinstance(a, dict) else {} for a in alts]
+        found = [merger.declared(a, ()) if isinstance(a, dict) else {} for a in alts]  # as the walker borrows
         out: list[Any] = []
         for alt, keys in zip(alts, borrowed_keys(parent, alts, found, target), strict=True):
             more = {name: cover[0] if len(cover) == 1 else {"anyOf": cover} for name, cover in keys.items() if cover}
             out.append({"allOf": [alt, {"properties": more}]} if more else alt)
         return out
 
-    def strip(value: Any, node: Any, depth: int, seen: set[int]) -> Any:
+    def strip(value: Any, node: Any, depth: int, seen: set[int], above: frozenset[str] = frozenset()) -> Any:
+        # ``above``: the keys the schemas applying to this same value around ``node`` require (a
+        # required null is never dropped, whichever part of the schema is looked at).
         # ``seen`` holds the schema nodes already applied at this data level: a `$ref` cycle
         # (e.g. anyOf [{"$ref": "#"}, ...]) is followed once per level, never exponentially.
         if depth > 64 or not isinstance(node, dict) or id(node) in seen:
             return value
         seen.add(id(node))
+        here = above | required_of(node) if isinstance(value, dict) else above
         ref = node.get("$ref")
         if isinstance(ref, str):
             t = target(ref)
             if t is not None:
-                value = strip(value, t, depth + 1, seen)
+                value = strip(value, t, depth + 1, seen, here)
         for sub in node.get("allOf", []) if isinstance(node.get("allOf"), list) else []:
-            value = strip(value, sub, depth + 1, seen)
+            value = strip(value, sub, depth + 1, seen, here)
         for key in ("anyOf", "oneOf"):
             alts = node.get(key)
             if isinstance(alts, list):
                 for alt, widened in zip(alts, shared(node, alts), strict=True):
-                    candidate = strip(_copy(value), widened, depth + 1, seen)
+                    candidate = strip(_copy(value), widened, depth + 1, seen, here)
                     if candidate != value and allows(alt, candidate):
                         value = candidate
                         break
@@ -434,7 +437,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             kept: list[str] = []  # optional nulls some schema of the field allows
             for key, item in value.items():
                 subs = props.get(key)
-                if item is None and subs and key not in required:
+                if item is None and subs and key not in required and key not in here:
                     if not any(allows(s, None) for s in subs):
                         continue
                     kept.append(key)
@@ -492,7 +495,17 @@ def _settle(value: Any, validator: Any, prepared: Any) -> Any:
             if e.instance is None and path and isinstance(path[-1], str) and path[-1] in names:
                 drop.add(path)
             if e.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(e.instance, dict):
-                drop |= {path + (k,) for k, v in e.instance.items() if v is None and k in names}
+                # only the keys that object's schema refuses: not the ones it declares itself
+                # (a required null beside a refused one stays)
+                own = e.schema.get("properties") if isinstance(e.schema, dict) else None
+                own = own if isinstance(own, dict) else {}
+                patterns = e.schema.get("patternProperties") if isinstance(e.schema, dict) else None
+                patterns = patterns if isinstance(patterns, dict) else {}
+                drop |= {
+                    path + (k,)
+                    for k, v in e.instance.items()
+                    if v is None and k in names and k not in own and not any(key_matches(p, k) for p in patterns)
+                }
             todo.extend(e.context or [])
         if not drop:
             return value

@@ -41,7 +41,7 @@ from vance_cli.schema.nodes import (
     prune_for_types,
     types_of_values,
 )
-from vance_cli.schema.refs import Prepared, def_of, is_recursive, reachable, refs_in, subschemas
+from vance_cli.schema.refs import Prepared, def_of, is_recursive, refs_in, subschemas
 
 # What every family takes.
 BASE_KEYWORDS = frozenset(
@@ -279,7 +279,7 @@ class Walker(Merger):
                     folds.append({key: value})
                 else:
                     branches[key] = value
-        if "then" in branches or "else" in branches:
+        if branches:  # an `if` alone still names keys (Merger.declared)
             folds.append(branches)
         if (
             isinstance(node.get("prefixItems"), list)
@@ -315,7 +315,9 @@ class Walker(Merger):
                 allowed = [s for s in patterns.values()] + ([] if extra is False else [extra])
                 node = dict(node)
                 node["additionalProperties"] = allowed[0] if len(allowed) == 1 else {"anyOf": allowed}
-        if closing and folds:
+        types = node_types(node)
+        if closing and folds and (not types or "object" in types):
+            # (a value that cannot be an object holds no keys: nothing to keep allowed)
             node = self.fold(node, folds, stack, parts)
         if self.strict and isinstance(node.get("required"), list):
             node = self._declare_required(node, parts)
@@ -479,7 +481,7 @@ class Walker(Merger):
             raise NotStrict(
                 ptr(parts),
                 f"an object that allows any value for {name!r} where only a conditional part declares it "
-                "(then without else, dependentSchemas, one anyOf/oneOf alternative; closed by strict mode, it "
+                "(an if, then without else, dependentSchemas, one anyOf/oneOf alternative; closed by strict mode, it "
                 f"could only give {name!r} that part's schema, forbidding valid answers; declaring {name!r} in "
                 "the object's own properties keeps strict)",
             )
@@ -586,7 +588,7 @@ class Walker(Merger):
             if "additionalProperties" in out:
                 raise NotStrict(ptr(parts), "a free-form object (strict mode needs its properties declared)")
             raise NotStrict(ptr(parts), "a value without a type, which strict mode cannot express")
-        if "object" in types or "properties" in out:
+        if "object" in types or (not types and "properties" in out):
             props = out.get("properties")
             if not isinstance(props, dict):
                 props = {}
@@ -628,18 +630,20 @@ def transform(
     """(body, reached definitions, the walker with its downgrades): ``prepared`` walked for ``family``."""
     t = Walker(family, strict, prepared, inline_annotated=inline_annotated)
     body = t.walk(prepared.body, (), ("#",))
-    defs: dict[str, Any] = {}
-    todo = list(reachable(body, prepared.defs))
-    done: set[str] = set()
+    # Only the definitions the walked schema still points at: one inlined everywhere it is used
+    # is not walked again on its own (down a chain of refs with siblings, each definition would
+    # inline the rest of the chain once more: cubic in its length).
+    walked: dict[str, Any] = {}
+    todo = [n for n in map(def_of, refs_in(body)) if n is not None and n in prepared.defs]
     while todo:
         name = todo.pop(0)
-        if name in done:
+        if name in walked:
             continue
-        done.add(name)
-        defs[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
+        walked[name] = t.walk(prepared.defs[name], ("$defs", name), (f"#/$defs/{name}",))
         todo.extend(
-            n for n in map(def_of, refs_in(defs[name])) if n is not None and n in prepared.defs and n not in done
+            n for n in map(def_of, refs_in(walked[name])) if n is not None and n in prepared.defs and n not in walked
         )
+    defs = {name: walked[name] for name in prepared.defs if name in walked}  # the caller's order
     if strict:
         if not family.recursion_ok and is_recursive(body, defs):
             raise NotStrict("(root)", "a recursive schema, which this provider's strict mode does not accept")
