@@ -120,3 +120,26 @@ async def test_anthropic_takes_a_boolean_definition():
     out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, schema, {"a": 1})
     assert out.status == "ok" and out.data == {"a": 1}
     assert _refs_resolve(sent) == []
+
+
+async def test_a_litellm_failure_before_any_request_is_not_called_a_connection_error():
+    """litellm wraps an exception of its own request mapping (the boolean definition above) as
+    APIConnectionError with its bug-report notice; nothing was sent, so it is neither retried
+    nor reported as "cannot connect"."""
+    from vance_cli.errors import ModelError, TransportError
+    from vance_cli.llm.litellm_model import LiteLLMModel
+    from vance_cli.llm.profile import build_profile
+
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/anything"}}, "$defs": {"anything": True}}
+    with FakeOpenAIServer() as server:
+        client = LiteLLMModel(build_profile(
+            "anthropic/claude-sonnet-4-5", api_base=server.url_root, api_key="k", capabilities=ANTHROPIC,
+            retries={"attempts": 3, "base_delay": 0.01},
+        ))
+        with pytest.raises(ModelError) as raised:
+            await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+        assert server.requests == []
+    error = raised.value
+    assert not (isinstance(error, TransportError) and error.retryable)
+    assert "cannot connect" not in error.message and "gave up after" not in error.message
+    assert "litellm failed" in error.message and "'bool' object has no attribute 'get'" in error.message
