@@ -3,7 +3,7 @@
 Every usable schema of tests/structure/corpus (SchemaStore and check-jsonschema schemas with their
 positive test documents, pydantic models with their samples, the openai SDK's types; SOURCES.md),
 with each of its documents (generated valid values for the 16 schemas that have none: 196 in all
-for 107 schemas), goes through the real CLI
+for 106 schemas; taskfile has none), goes through the real CLI
 (typer's CliRunner in this process, a real subprocess for a few), the real transport and the
 local OpenAI-compatible fake server, with the model configured as an OpenAI-family model with
 strict output (``[models."openai/strict-fake".capabilities]`` in config.toml). The server's
@@ -74,6 +74,7 @@ def documents(name: str) -> list[Any]:
 
 # Every usable corpus schema (the four check_schema refuses: test_schema_corpus.py).
 NAMES = VALID
+NO_DOCUMENTS = {"taskfile"}  # nothing to answer with (skipped, saying so)
 
 
 def document(key: str) -> Any:
@@ -182,6 +183,9 @@ def check_result(server: Any, name: str, key: str, out: dict[str, Any]) -> list[
 
 @pytest.mark.parametrize("name", NAMES)
 def test_each_document_comes_back_through_vance_structure(cli, configured, schema_files, name):
+    if not documents(name):
+        assert name in NO_DOCUMENTS
+        pytest.skip(f"{name}: no test document, and no value generated from it that its validator accepts")
     problems = []
     for i in range(len(documents(name))):
         key = f"{name}#{i}"
