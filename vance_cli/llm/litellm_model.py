@@ -33,6 +33,7 @@ from vance_cli.llm.retry import (
 )
 from vance_cli.llm.streaming import ChunkAssembler, stream_with_retries
 from vance_cli.llm.wire import WireModel, build_body, cached_prompt_tokens, parse_response, stream_body, tool_use_failed
+from vance_cli.text import shorten
 
 # OpenAI-compatible servers need no key, but the OpenAI SDK under litellm refuses to start without
 # one (and litellm reports that as a retryable HTTP 500).
@@ -177,6 +178,22 @@ def _is_timeout(exc: BaseException) -> bool:
     return False
 
 
+# The sentence litellm (litellm_core_utils/bug_report.py) adds to an error it thinks is its own bug.
+_LITELLM_BUG_NOTICE = "This looks like a bug in LiteLLM"
+
+
+def _litellm_own_failure(exc: BaseException) -> bool:
+    """litellm's catch-all wraps an exception of its own request mapping (raised before anything
+    is sent, e.g. on a response schema it cannot unpack) as an APIConnectionError with status 500
+    and its bug-report notice: not the network and not the server, so never retried as either."""
+    import httpx
+
+    chain = _chain(exc)
+    if any(isinstance(item, (httpx.HTTPError, ConnectionError)) for item in chain):
+        return False
+    return any(type(item).__name__ == "APIConnectionError" and _LITELLM_BUG_NOTICE in str(item) for item in chain)
+
+
 def _is_connection_error(exc: BaseException) -> bool:
     import httpx
 
@@ -203,6 +220,11 @@ def translate_exception(exc: BaseException, *, model: str, api_base: str | None,
     if _is_timeout(exc):
         return timeout_error(model, api_base, timeout, connecting=_is_connect_timeout(exc))
     detail = _clean_message(exc)
+    if _litellm_own_failure(exc):
+        return ModelError(
+            f"{model}: litellm failed before sending the request: {shorten(detail, 300)}",
+            hint="set VANCE_DEBUG=1 for the traceback; a different transport or model may avoid it",
+        )
     lowered = detail.lower()
     if "missing credentials" in lowered or "api_key client option must be set" in lowered:
         return error_for_status(401, detail, model=model, api_base=api_base)

@@ -1,0 +1,145 @@
+"""The provider schema as litellm sends it (issue 15: "the schema sent to a provider").
+
+The suite and corpus tests judge the plan Vance hands to its client. For Anthropic and Gemini the
+client is litellm, which maps ``response_format`` to the provider's own field; what arrives at the
+(fake) provider must still be the plan: every ``$ref`` resolving inside it, the same values.
+Found by the end-to-end runs of issue 15 (test_corpus_structure_cli.py's approach over the native
+routes of tests/fakeserver.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.fakeserver import FakeOpenAIServer
+from tests.structure.conftest import ANTHROPIC, GEMINI
+from tests.structure.suite_driver import _refs_resolve
+from vance_cli.llm.base import Capabilities
+from vance_cli.llm.output.json_call import call_for_json
+from vance_cli.llm.output.plan import build_plan
+from vance_cli.messages import Message
+
+# A tree whose recursion points at the root: the plan keeps "$ref": "#" (allow_need=False, Benjy's
+# controller calls; the envelope of vance structure moves the root into $defs).
+TREE = {"type": "object", "properties": {"name": {"type": "string"}, "child": {"$ref": "#"}}, "required": ["name"]}
+ANSWER = {"name": "a", "child": {"name": "b"}}
+
+
+def sent_schema(body: dict[str, Any]) -> Any:
+    """The response schema of a native Anthropic or Gemini request body."""
+    if "generationConfig" in body:
+        return body["generationConfig"].get("response_json_schema")
+    if "output_format" in body:
+        return body["output_format"]["schema"]
+    return next(t["input_schema"] for t in body.get("tools", []) if t["name"] == "json_tool_call")
+
+
+async def _call(model: str, caps: Capabilities, schema: Any, answer: Any) -> tuple[Any, Any]:
+    from vance_cli.llm.litellm_model import LiteLLMModel
+    from vance_cli.llm.profile import build_profile
+
+    with FakeOpenAIServer() as server:
+        server.responder = lambda body: (
+            {"tool_calls": [("json_tool_call", answer)]} if body.get("tools") else {"text": json.dumps(answer)}
+        )
+        client = LiteLLMModel(build_profile(model, api_base=server.url_root, api_key="k", capabilities=caps, retries={"attempts": 1}))
+        out = await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+        return out, sent_schema(server.requests[-1])
+
+
+async def test_gemini_gets_the_plan_as_it_is():
+    out, sent = await _call("gemini/gemini-2.5-flash", GEMINI, TREE, ANSWER)
+    assert out.status == "ok" and out.data == ANSWER
+    assert sent == build_plan(TREE, GEMINI, allow_need=False).schema
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "issue 15 e2e finding: litellm's AnthropicConfig.get_json_schema_from_pydantic_object rewrites every "
+        "$ref of a dict response_format to '/$defs/<last segment>' (ref_template, litellm issue 7755; its "
+        "output_format filter puts the '#' back): the anthropic plan's root '$ref': '#' arrives as "
+        "'#/$defs/#', which resolves to nothing. Fix in the anthropic plan: recursion to the root through a "
+        "named $defs entry (or inlined), never '#'."
+    ),
+)
+async def test_anthropic_gets_a_root_recursion_that_resolves():
+    plan = build_plan(TREE, ANTHROPIC, allow_need=False)
+    assert '"$ref": "#"' in json.dumps(plan.schema)  # what the plan hands to litellm
+    out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, TREE, ANSWER)
+    assert out.status == "ok" and out.data == ANSWER
+    assert _refs_resolve(sent) == []
+
+
+# pydantic's shape of a recursive model: the definition refers to itself.
+RECURSIVE = {
+    "$defs": {
+        "Node": {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            "required": ["label"],
+        }
+    },
+    "$ref": "#/$defs/Node",
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "issue 15 e2e finding: on the output_format path litellm's AnthropicConfig inlines $defs "
+        "(_defs_unpacked/unpack_defs) and drops them, but cannot inline a recursive definition, so its "
+        "'#/$defs/Node' is left without a $defs to point into (every recursive pydantic model of the corpus: "
+        "TreeNode, Employee, Department, Org; specif-1.1, sourcemap-v3). Anthropic would answer 400, the "
+        "format steps down for the rest of the process. Fix: the anthropic plan sends no recursion (or the "
+        "transport keeps litellm from unpacking it)."
+    ),
+)
+async def test_anthropic_gets_a_recursive_definition_that_resolves():
+    answer = {"label": "a", "children": [{"label": "b", "children": []}]}
+    out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, RECURSIVE, answer)
+    assert out.status == "ok" and out.data == answer
+    assert _refs_resolve(sent) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "issue 15 e2e finding: a boolean definition ('$defs': {'anything': true}, kept by the anthropic plan) "
+        "makes litellm's unpack_defs raise AttributeError before any request; litellm wraps it as a "
+        "connection error, so Vance retries it and reports 'cannot connect'. Fix: the plan sends {} / "
+        "{'not': {}} for true / false definitions (and litellm_model could tell litellm's own bugs from "
+        "connection errors)."
+    ),
+)
+async def test_anthropic_takes_a_boolean_definition():
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/anything"}}, "$defs": {"anything": True}}
+    out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, schema, {"a": 1})
+    assert out.status == "ok" and out.data == {"a": 1}
+    assert _refs_resolve(sent) == []
+
+
+async def test_a_litellm_failure_before_any_request_is_not_called_a_connection_error():
+    """litellm wraps an exception of its own request mapping (the boolean definition above) as
+    APIConnectionError with its bug-report notice; nothing was sent, so it is neither retried
+    nor reported as "cannot connect"."""
+    from vance_cli.errors import ModelError, TransportError
+    from vance_cli.llm.litellm_model import LiteLLMModel
+    from vance_cli.llm.profile import build_profile
+
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/anything"}}, "$defs": {"anything": True}}
+    with FakeOpenAIServer() as server:
+        client = LiteLLMModel(build_profile(
+            "anthropic/claude-sonnet-4-5", api_base=server.url_root, api_key="k", capabilities=ANTHROPIC,
+            retries={"attempts": 3, "base_delay": 0.01},
+        ))
+        with pytest.raises(ModelError) as raised:
+            await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+        assert server.requests == []
+    error = raised.value
+    assert not (isinstance(error, TransportError) and error.retryable)
+    assert "cannot connect" not in error.message and "gave up after" not in error.message
+    assert "litellm failed" in error.message and "'bool' object has no attribute 'get'" in error.message
