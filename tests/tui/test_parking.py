@@ -142,3 +142,20 @@ async def test_a_parked_piece_lets_its_blocks_go(monkeypatch):
         alive = [r() for r in mine if r() is not None]
         assert alive and all(block.is_attached for block in alive), sum(1 for b in alive if not b.is_attached)
         del alive
+
+
+async def test_textual_s_style_cache_keeps_no_dead_block_after_a_streamed_reply(monkeypatch):
+    """Textual's ``StylesCache.get_inner_outer`` is an ``lru_cache(1024)`` keyed on the cache object
+    of each widget it rendered: it kept the rendered lines of ~1,000 dead blocks (~50,000 objects for
+    a 64 KB reply, walked by every full collection). The pieces clear it after each change and park
+    (``markdown_pieces.forget_dead_styles``): what it holds then is at most the widgets alive."""
+    from textual._styles_cache import StylesCache
+
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    StylesCache.get_inner_outer.cache_clear()
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _shown(app, pilot, reply(12), streamed=True)
+        alive = len(list(app.screen.query("*"))) + 1  # the screen's own
+        held = StylesCache.get_inner_outer.cache_info().currsize
+        assert held <= alive, (held, alive)

@@ -109,6 +109,23 @@ def pieces(text: str, cuts: list[Cut]) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
 
 
+def forget_dead_styles() -> None:
+    """Let go of the rendered lines of removed widgets that Textual still holds.
+
+    Textual's ``StylesCache.get_inner_outer`` is an ``lru_cache(1024)`` on a method: it keeps the
+    last 1,024 ``StylesCache`` objects it saw, with the lines each rendered, whether their widget
+    still exists or not. A streamed reply re-parses its last piece at every paint and a parked
+    piece drops its blocks, so those entries were mostly dead blocks: ~50,000 objects after a
+    64 KB reply that every full collection of the garbage collector walked (~35 % of one). The
+    cache only blends two colours: computing it again for the live widgets costs nothing to see."""
+    try:
+        from textual._styles_cache import StylesCache
+
+        StylesCache.get_inner_outer.cache_clear()
+    except (ImportError, AttributeError):  # pragma: no cover - a Textual without that cache
+        pass
+
+
 class Piece(Markdown):
     """One piece. ``append`` computes what to re-parse when it is called, so a second change while
     the first is still being applied would parse from a stale line and mount blocks twice: a piece
@@ -131,6 +148,7 @@ class Piece(Markdown):
         async def applied() -> None:
             await change
             self.fix_margins()
+            forget_dead_styles()  # the blocks this change replaced
 
         self._busy = AwaitComplete(applied())
         return self._busy
@@ -162,6 +180,7 @@ class Piece(Markdown):
             clear = getattr(self, "_clear_arrangement_cache", None)  # Textual's own (widget.py)
             if clear is not None:
                 clear()
+            forget_dead_styles()
 
         self.call_later(let_go)
 
