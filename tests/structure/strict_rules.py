@@ -455,8 +455,11 @@ def gemini_problems(schema: dict[str, Any]) -> list[str]:
 #  12. an empty schema or "object" -> any object (not any value);
 #  13. else "type" must name a primitive, or: "Unrecognized schema" (a boolean schema, a node with
 #      only annotations or unknown keywords in Ollama's vendored copy).
+#  14. resolve_refs reads "$ref" in every JSON object (a property named "$ref", an enum value);
+#      an open object's other-key rule (_not_strings) writes the names' bytes as GBNF classes.
 # Not modelled: numbers are written with at most 16 integral digits (PRIMITIVE_RULES), and a
-# pattern matches the string's JSON text (escapes included), not its value.
+# pattern matches the string's JSON text (escapes included), not its value (its final "$" is read
+# as the end, "\Z": the text has no final newline before the quote).
 
 _LLAMA_PRIMITIVES = {"boolean", "number", "integer", "string", "null", "object", "array", "value"}
 _LLAMA_UNESCAPED = set("^$.[]()|{}*+?")  # ESCAPED_IN_REGEXPS_BUT_NOT_IN_LITERALS
@@ -536,6 +539,18 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
             required = [r for r in node.get("required", []) if isinstance(r, str) and r in props]
             extra = node.get("additionalProperties")
             more: Any = {} if extra is True else visit(extra, f"{where}/additionalProperties") if isinstance(extra, dict) else False
+            if more is not False:
+                # _not_strings: one GBNF class per byte of each name ("[" c "]"), the bytes after a
+                # common prefix concatenated into "[^\"" rejects "]"; decode_utf8 swallows the "]" after a
+                # UTF-8 lead byte, a "]" "\\" "^" "-" "[" or '"' byte is class syntax.
+                odd = [k for k in props if any(b >= 0x7F or b < 0x20 or chr(b) in '"\\]^[' for b in k.encode("utf-8"))]
+                for k in props:  # a "-" in "[^\"" rejects "]" followed by another byte: a range
+                    raw = k.encode("utf-8")
+                    for i in (i for i, b in enumerate(raw) if b == 0x2D):
+                        if any(o.encode("utf-8")[:i] == raw[:i] and len(o.encode("utf-8")) > i and o.encode("utf-8")[i] > 0x2D for o in props):
+                            odd.append(k)
+                if odd:
+                    problems.append(f"{where or '(root)'}: the other-key rule of an open object writes {odd[0]!r} as malformed GBNF classes")
             return {"type": "object", "properties": read, "required": required, "additionalProperties": more}
         if t in (None, "object", "string") and "allOf" in node:
             problems.append(f"{where or '(root)'}: allOf (llama.cpp keeps only its parts' properties, closed)")
@@ -565,7 +580,8 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
                 problems.append(f"{where or '(root)'}: Pattern must start with '^' and end with '$': {p!r}")
             elif _gbnf_escape_problem(p[1:-1]):
                 problems.append(f"{where or '(root)'}: pattern escape {_gbnf_escape_problem(p[1:-1])} fails the grammar parser")
-            return {"type": "string", "pattern": p}
+            # the grammar matches the text whole: Python's "$" would also take a final newline
+            return {"type": "string", "pattern": p[:-1] + "\\Z"} if isinstance(p, str) and p.endswith("$") else {"type": "string", "pattern": p}
         fmt = node.get("format")
         if t in (None, "string") and isinstance(fmt, str) and _re.fullmatch(r"uuid[1-5]?", fmt):
             return {"type": "string", "pattern": f"^{_LLAMA_UUID}$"}
@@ -593,6 +609,23 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
             return {}
         return {} if t == "value" else {"type": t}
 
+    def visit_refs(n: Any) -> None:
+        # resolve_refs: every JSON object of the document, schema node or not (a properties map, an
+        # enum/const value), whose "$ref" key is read as a string "#/..." pointer.
+        if isinstance(n, list):
+            for x in n:
+                visit_refs(x)
+        elif isinstance(n, dict):
+            if "$ref" in n:
+                if not isinstance(n["$ref"], str):
+                    problems.append(f"resolve_refs: type_error, a $ref holding {type(n['$ref']).__name__}")
+                else:
+                    resolve(n["$ref"])
+                return
+            for v in n.values():
+                visit_refs(v)
+
+    visit_refs(schema)
     body = visit(schema, "")
     while todo:
         ref = todo.pop(0)
