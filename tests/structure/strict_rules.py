@@ -23,6 +23,7 @@ independently of the converter:
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 OPENAI_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
@@ -345,6 +346,64 @@ def _ref_cycle(schema: dict[str, Any]) -> bool:
     return any(cyclic(name) for name in graph)
 
 
+ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"  # supports_native_structured_output in litellm's model map
+
+
+def anthropic_wire(schema: dict[str, Any]) -> tuple[str, Any]:
+    """("output_format" or "tool", the schema) as litellm sends ``schema`` (a response_format
+    json_schema) to Anthropic: litellm's own mapping (utils' get_json_schema_from_pydantic_object,
+    then AnthropicConfig.map_openai_params), which picks the wire by the schema, not by strict."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    config = AnthropicConfig()
+    rf = config.get_json_schema_from_pydantic_object(
+        {"type": "json_schema", "json_schema": {"name": "x", "schema": schema, "strict": True}}
+    )
+    sent = config.map_openai_params({"response_format": rf}, {}, ANTHROPIC_MODEL, False)
+    if "output_format" in sent:
+        return "output_format", sent["output_format"]["schema"]
+    return "tool", next(t["input_schema"] for t in sent["tools"] if t["name"] == "json_tool_call")
+
+
+def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
+    """What breaks in what litellm sends: a ref that does not resolve there; as output_format
+    (constrained), the limits and recursion, counted by litellm's own counters."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # (as vance's litellm_model: no fetch)
+    from litellm.litellm_core_utils.prompt_templates.json_schema_utils import (
+        schema_optional_property_count,
+        schema_union_property_count,
+    )
+
+    try:
+        wire, sent = anthropic_wire(schema)
+    except Exception as exc:  # noqa: BLE001 - litellm's mapping failing is the finding
+        return [f"(litellm): the request cannot be made: {type(exc).__name__}: {exc}"]
+    problems = []
+    stack = [sent]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    if not ref.startswith("#") or not isinstance(_resolve(sent, ref), (dict, bool)):
+                        raise KeyError(ref)
+                except (KeyError, IndexError, TypeError):
+                    problems.append(f"({wire}): $ref {ref} as litellm sends it resolves to nothing")
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    if wire == "output_format":
+        optional, unions = schema_optional_property_count(sent), schema_union_property_count(sent)
+        if optional > ANTHROPIC_MAX_OPTIONAL:
+            problems.append(f"(output_format): {optional} optional parameters (limit {ANTHROPIC_MAX_OPTIONAL})")
+        if unions > ANTHROPIC_MAX_UNIONS:
+            problems.append(f"(output_format): {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
+        if isinstance(sent, dict) and _ref_cycle(sent):
+            problems.append("(output_format): a recursive schema")
+    return problems
+
+
 def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[str]:
     """Every way ``schema`` breaks Anthropic's documented limits (``strict``: also strict tools')."""
     problems = []
@@ -389,7 +448,7 @@ def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[
             problems.append(f"(root): strict: {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
         if _ref_cycle(schema):
             problems.append("(root): strict: a recursive schema")
-    return problems + _integral_floats(schema)
+    return problems + _integral_floats(schema) + _anthropic_wire_problems(schema)
 
 
 def _integral_floats(schema: dict[str, Any]) -> list[str]:
