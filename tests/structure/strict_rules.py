@@ -378,21 +378,7 @@ def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
         wire, sent = anthropic_wire(schema)
     except Exception as exc:  # noqa: BLE001 - litellm's mapping failing is the finding
         return [f"(litellm): the request cannot be made: {type(exc).__name__}: {exc}"]
-    problems = []
-    stack = [sent]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                try:
-                    if not ref.startswith("#") or not isinstance(_resolve(sent, ref), (dict, bool)):
-                        raise KeyError(ref)
-                except (KeyError, IndexError, TypeError):
-                    problems.append(f"({wire}): $ref {ref} as litellm sends it resolves to nothing")
-            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
-        elif isinstance(node, list):
-            stack.extend(node)
+    problems = [f"({wire}): $ref {ref} as litellm sends it resolves to nothing" for ref in unresolved_refs(sent)]
     if wire == "output_format":
         optional, unions = schema_optional_property_count(sent), schema_union_property_count(sent)
         if optional > ANTHROPIC_MAX_OPTIONAL:
@@ -402,6 +388,29 @@ def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
         if isinstance(sent, dict) and _ref_cycle(sent):
             problems.append("(output_format): a recursive schema")
     return problems
+
+
+def unresolved_refs(provider: Any) -> list[str]:
+    """Refs of a provider schema that do not resolve inside it (JSON pointers only)."""
+    bad = []
+    stack = [provider]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    if not ref.startswith("#"):
+                        raise KeyError(ref)
+                    target = _resolve(provider, ref)
+                    if not isinstance(target, (dict, bool)):
+                        raise KeyError(ref)
+                except (KeyError, IndexError, TypeError):
+                    bad.append(ref)
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return bad
 
 
 def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[str]:

@@ -36,7 +36,7 @@ import re
 from typing import Any
 
 from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade
-from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, enum_values_as_types
+from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, contains_ref, enum_values_as_types
 from vance_cli.schema.nodes import asserting
 from vance_cli.schema.refs import def_of, refs_in, rewrite_refs
 
@@ -194,7 +194,7 @@ class Ollama(Family):
     def tidy(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """The walked schema written the way llama.cpp reads it (see the module docstring)."""
         provider = enum_values_as_types(
-            provider, notes, lambda v: not _has_ref_key(v), 'llama.cpp reads a "$ref" key in any object as a reference'
+            provider, notes, lambda v: not contains_ref(v, in_values=True), 'llama.cpp reads a "$ref" key in any object as a reference'
         )
         defs = dict(provider.get("$defs") or {})
         body = {k: v for k, v in provider.items() if k != "$defs"}
@@ -219,21 +219,6 @@ class Ollama(Family):
         if defs:
             out["$defs"] = {names[k]: tidy.node(rewrite_refs(v, ref), f"/$defs/{names[k]}") for k, v in defs.items()}
         return out
-
-
-def _has_ref_key(value: Any) -> bool:
-    """Whether a JSON value holds an object with a "$ref" key (llama.cpp's resolve_refs would take it
-    for a reference, wherever it is)."""
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, dict):
-            if "$ref" in v:
-                return True
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return False
 
 
 def key_rule_ok(names: list[str]) -> str | None:
