@@ -94,3 +94,20 @@ def test_the_checker_sees_a_schema_past_the_limits_sent_closed():
     assert any("/$defs/Item" in p for p in anthropic_problems({**SIX_REFS, "additionalProperties": True}))
     # output_format: a recursive definition dangles after litellm's unpack_defs
     assert any("$ref" in p or "recursive" in p for p in anthropic_problems(RECURSIVE))
+
+
+def test_a_ref_bomb_is_inlined_within_a_bound_saying_so_once():
+    n = 30  # each definition refers to the next twice: 2**30 copies inlined in full
+    defs = {f"D{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
+                      "required": ["a", "b"], "additionalProperties": False} for i in range(n)}
+    defs[f"D{n}"] = {"type": "string"}
+    schema = {"$defs": defs, "$ref": "#/$defs/D0"}
+    import json
+
+    from vance_cli.llm.output.anthropic import INLINED_MAX_CHARS
+
+    plan = build_plan(schema, FAMILIES["anthropic+strict"], name="x")
+    assert not plan.strict and "would pass" in plan.strict_off[1]  # strict has no unconstrained node
+    assert len(json.dumps(plan.schema)) < 2 * INLINED_MAX_CHARS and "$ref" not in json.dumps(plan.schema)
+    lines = [line for line in plan.downgrades if "would pass" in line]
+    assert len(lines) == 2 and len(plan.downgrades) < 10, plan.downgrades[:5]  # strict-off + one line

@@ -91,7 +91,7 @@ def _size(node: Any) -> int:
     return len(json.dumps(node, ensure_ascii=False, default=str))
 
 
-def inline_refs(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = False) -> dict[str, Any]:
     """``provider`` with no ``$ref`` and no ``$defs``: what litellm sends to Anthropic, made here.
 
     litellm rewrites every ``$ref`` of a response_format to ``/$defs/<last segment>``
@@ -100,11 +100,13 @@ def inline_refs(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     (``unpack_defs``, which takes no boolean definition) and drops ``$defs``, leaving a recursive
     ref dangling. So every ref is inlined here; a ref back into a definition being inlined (and
     ``"#"``) is sent as any value, a boolean schema as ``{}``, each with a downgrade line (checked
-    locally)."""
+    locally). Past ``INLINED_MAX_CHARS`` the refs left are sent as any value too (one line), or,
+    ``strict``, NotStrict (a strict schema has no unconstrained node)."""
     defs = provider.get("$defs") if isinstance(provider.get("$defs"), dict) else {}
     body = {k: v for k, v in provider.items() if k != "$defs"}
     budget = [INLINED_MAX_CHARS]
     sizes: dict[str, int] = {}
+    over: list[str] = []  # where a ref was left past the budget
 
     def note(where: str, why: str) -> None:
         line = Downgrade(where or "(root)", why, sent=True)
@@ -135,8 +137,10 @@ def inline_refs(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
                     sizes[ref] = _size(raw)
                 budget[0] -= sizes[ref]
                 if budget[0] < 0:
-                    note(where, f"$ref {ref} sent as any value (the schema with every definition inlined, as litellm "
-                         f"sends it, would pass {INLINED_MAX_CHARS} characters; checked locally)")
+                    if strict:
+                        raise NotStrict("(schema)", f"a schema that, with every definition inlined as litellm sends it "
+                                        f"to Anthropic, would pass {INLINED_MAX_CHARS} characters", limit=True)
+                    over.append(where or "(root)")
                     target = {}
                 else:
                     target = walk(raw, where, stack + (ref,))
@@ -164,7 +168,14 @@ def inline_refs(provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
                 out[key] = value
         return out
 
-    return walk(body, "", ("#",))
+    out = walk(body, "", ("#",))
+    if over:
+        notes.append(Downgrade(over, f"{len(over)} $refs sent as any value (the schema with every definition inlined, "
+                               f"as litellm sends it, would pass {INLINED_MAX_CHARS} characters; checked locally)",
+                               text=f"{over[0]} and {len(over) - 1} more: $refs sent as any value (the schema "
+                               f"with every definition inlined would pass {INLINED_MAX_CHARS} characters; checked locally)",
+                               sent=True))
+    return out
 
 
 def goes_out_closed(provider: Any) -> bool:
@@ -213,7 +224,7 @@ class Anthropic(Family):
             if isinstance(node.get("properties"), dict) and "$ref" in node["properties"]:
                 raise NotStrict(ptr(parts), 'a property named "$ref", which litellm takes for a reference '
                                 "(it fails on the request; sent as any object)")
-        provider = inline_refs(provider, notes)
+        provider = inline_refs(provider, notes, strict=True)
         problem = limits_passed(provider)
         if problem:
             more = " (listing more of them in `required` keeps strict)" if "optional" in problem else ""
