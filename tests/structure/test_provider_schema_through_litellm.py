@@ -121,3 +121,20 @@ async def test_a_litellm_failure_before_any_request_is_not_called_a_connection_e
     assert not (isinstance(error, TransportError) and error.retryable)
     assert "cannot connect" not in error.message and "gave up after" not in error.message
     assert "litellm failed" in error.message and "'bool' object has no attribute 'get'" in error.message
+
+
+async def test_anthropic_past_the_optional_limit_goes_out_as_the_json_tool_call_tool():
+    """A closed schema past Anthropic's 24 optional parameters would go out as output_format (a
+    400); the plan opens its root, so litellm sends it as its json_tool_call tool (review 15b)."""
+    schema = {"type": "object", "properties": {f"o{i}": {"type": "string"} for i in range(30)}, "additionalProperties": False}
+    with FakeOpenAIServer() as server:
+        from vance_cli.llm.litellm_model import LiteLLMModel
+        from vance_cli.llm.profile import build_profile
+
+        server.responder = lambda body: {"tool_calls": [("json_tool_call", {"o1": "x"})]} if body.get("tools") else {"text": "{}"}
+        client = LiteLLMModel(build_profile("anthropic/claude-sonnet-4-5", api_base=server.url_root, api_key="k",
+                                            capabilities=ANTHROPIC, retries={"attempts": 1}))
+        out = await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+        body = server.requests[-1]
+    assert out.status == "ok" and out.data == {"o1": "x"}
+    assert "output_format" not in body and sent_schema(body)["additionalProperties"] is True
