@@ -23,6 +23,7 @@ independently of the converter:
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 OPENAI_FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
@@ -345,6 +346,73 @@ def _ref_cycle(schema: dict[str, Any]) -> bool:
     return any(cyclic(name) for name in graph)
 
 
+ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"  # supports_native_structured_output in litellm's model map
+
+
+def anthropic_wire(schema: dict[str, Any]) -> tuple[str, Any]:
+    """("output_format" or "tool", the schema) as litellm sends ``schema`` (a response_format
+    json_schema) to Anthropic: litellm's own mapping (utils' get_json_schema_from_pydantic_object,
+    then AnthropicConfig.map_openai_params), which picks the wire by the schema, not by strict."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    config = AnthropicConfig()
+    rf = config.get_json_schema_from_pydantic_object(
+        {"type": "json_schema", "json_schema": {"name": "x", "schema": schema, "strict": True}}
+    )
+    sent = config.map_openai_params({"response_format": rf}, {}, ANTHROPIC_MODEL, False)
+    if "output_format" in sent:
+        return "output_format", sent["output_format"]["schema"]
+    return "tool", next(t["input_schema"] for t in sent["tools"] if t["name"] == "json_tool_call")
+
+
+def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
+    """What breaks in what litellm sends: a ref that does not resolve there; as output_format
+    (constrained), the limits and recursion, counted by litellm's own counters."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # (as vance's litellm_model: no fetch)
+    from litellm.litellm_core_utils.prompt_templates.json_schema_utils import (
+        schema_optional_property_count,
+        schema_union_property_count,
+    )
+
+    try:
+        wire, sent = anthropic_wire(schema)
+    except Exception as exc:  # noqa: BLE001 - litellm's mapping failing is the finding
+        return [f"(litellm): the request cannot be made: {type(exc).__name__}: {exc}"]
+    problems = [f"({wire}): $ref {ref} as litellm sends it resolves to nothing" for ref in unresolved_refs(sent)]
+    if wire == "output_format":
+        optional, unions = schema_optional_property_count(sent), schema_union_property_count(sent)
+        if optional > ANTHROPIC_MAX_OPTIONAL:
+            problems.append(f"(output_format): {optional} optional parameters (limit {ANTHROPIC_MAX_OPTIONAL})")
+        if unions > ANTHROPIC_MAX_UNIONS:
+            problems.append(f"(output_format): {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
+        if isinstance(sent, dict) and _ref_cycle(sent):
+            problems.append("(output_format): a recursive schema")
+    return problems
+
+
+def unresolved_refs(provider: Any) -> list[str]:
+    """Refs of a provider schema that do not resolve inside it (JSON pointers only)."""
+    bad = []
+    stack = [provider]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                try:
+                    if not ref.startswith("#"):
+                        raise KeyError(ref)
+                    target = _resolve(provider, ref)
+                    if not isinstance(target, (dict, bool)):
+                        raise KeyError(ref)
+                except (KeyError, IndexError, TypeError):
+                    bad.append(ref)
+            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return bad
+
+
 def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[str]:
     """Every way ``schema`` breaks Anthropic's documented limits (``strict``: also strict tools')."""
     problems = []
@@ -389,7 +457,7 @@ def anthropic_problems(schema: dict[str, Any], *, strict: bool = False) -> list[
             problems.append(f"(root): strict: {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
         if _ref_cycle(schema):
             problems.append("(root): strict: a recursive schema")
-    return problems + _integral_floats(schema)
+    return problems + _integral_floats(schema) + _anthropic_wire_problems(schema)
 
 
 def _integral_floats(schema: dict[str, Any]) -> list[str]:
@@ -455,8 +523,11 @@ def gemini_problems(schema: dict[str, Any]) -> list[str]:
 #  12. an empty schema or "object" -> any object (not any value);
 #  13. else "type" must name a primitive, or: "Unrecognized schema" (a boolean schema, a node with
 #      only annotations or unknown keywords in Ollama's vendored copy).
+#  14. resolve_refs reads "$ref" in every JSON object (a property named "$ref", an enum value);
+#      an open object's other-key rule (_not_strings) writes the names' bytes as GBNF classes.
 # Not modelled: numbers are written with at most 16 integral digits (PRIMITIVE_RULES), and a
-# pattern matches the string's JSON text (escapes included), not its value.
+# pattern matches the string's JSON text (escapes included), not its value (its final "$" is read
+# as the end, "\Z": the text has no final newline before the quote).
 
 _LLAMA_PRIMITIVES = {"boolean", "number", "integer", "string", "null", "object", "array", "value"}
 _LLAMA_UNESCAPED = set("^$.[]()|{}*+?")  # ESCAPED_IN_REGEXPS_BUT_NOT_IN_LITERALS
@@ -536,6 +607,18 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
             required = [r for r in node.get("required", []) if isinstance(r, str) and r in props]
             extra = node.get("additionalProperties")
             more: Any = {} if extra is True else visit(extra, f"{where}/additionalProperties") if isinstance(extra, dict) else False
+            if more is not False:
+                # _not_strings: one GBNF class per byte of each name ("[" c "]"), the bytes after a
+                # common prefix concatenated into "[^\"" rejects "]"; decode_utf8 swallows the "]" after a
+                # UTF-8 lead byte, a "]" "\\" "^" "-" "[" or '"' byte is class syntax.
+                odd = [k for k in props if any(b >= 0x7F or b < 0x20 or chr(b) in '"\\]^[' for b in k.encode("utf-8"))]
+                for k in props:  # a "-" in "[^\"" rejects "]" followed by another byte: a range
+                    raw = k.encode("utf-8")
+                    for i in (i for i, b in enumerate(raw) if b == 0x2D):
+                        if any(o.encode("utf-8")[:i] == raw[:i] and len(o.encode("utf-8")) > i and o.encode("utf-8")[i] > 0x2D for o in props):
+                            odd.append(k)
+                if odd:
+                    problems.append(f"{where or '(root)'}: the other-key rule of an open object writes {odd[0]!r} as malformed GBNF classes")
             return {"type": "object", "properties": read, "required": required, "additionalProperties": more}
         if t in (None, "object", "string") and "allOf" in node:
             problems.append(f"{where or '(root)'}: allOf (llama.cpp keeps only its parts' properties, closed)")
@@ -565,7 +648,8 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
                 problems.append(f"{where or '(root)'}: Pattern must start with '^' and end with '$': {p!r}")
             elif _gbnf_escape_problem(p[1:-1]):
                 problems.append(f"{where or '(root)'}: pattern escape {_gbnf_escape_problem(p[1:-1])} fails the grammar parser")
-            return {"type": "string", "pattern": p}
+            # the grammar matches the text whole: Python's "$" would also take a final newline
+            return {"type": "string", "pattern": p[:-1] + "\\Z"} if isinstance(p, str) and p.endswith("$") else {"type": "string", "pattern": p}
         fmt = node.get("format")
         if t in (None, "string") and isinstance(fmt, str) and _re.fullmatch(r"uuid[1-5]?", fmt):
             return {"type": "string", "pattern": f"^{_LLAMA_UUID}$"}
@@ -593,6 +677,23 @@ def llama_cpp_reading(schema: Any) -> tuple[dict[str, Any], list[str]]:
             return {}
         return {} if t == "value" else {"type": t}
 
+    def visit_refs(n: Any) -> None:
+        # resolve_refs: every JSON object of the document, schema node or not (a properties map, an
+        # enum/const value), whose "$ref" key is read as a string "#/..." pointer.
+        if isinstance(n, list):
+            for x in n:
+                visit_refs(x)
+        elif isinstance(n, dict):
+            if "$ref" in n:
+                if not isinstance(n["$ref"], str):
+                    problems.append(f"resolve_refs: type_error, a $ref holding {type(n['$ref']).__name__}")
+                else:
+                    resolve(n["$ref"])
+                return
+            for v in n.values():
+                visit_refs(v)
+
+    visit_refs(schema)
     body = visit(schema, "")
     while todo:
         ref = todo.pop(0)

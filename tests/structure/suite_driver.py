@@ -195,27 +195,9 @@ class Problems:
 
 def _refs_resolve(provider: Any) -> list[str]:
     """Refs of a provider schema that do not resolve inside it (JSON pointers only)."""
-    from tests.structure.strict_rules import _resolve
+    from tests.structure.strict_rules import unresolved_refs
 
-    bad = []
-    stack = [provider]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str):
-                try:
-                    if not ref.startswith("#"):
-                        raise KeyError(ref)
-                    target = _resolve(provider, ref)
-                    if not isinstance(target, (dict, bool)):
-                        raise KeyError(ref)
-                except (KeyError, IndexError, TypeError):
-                    bad.append(ref)
-            stack.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
-        elif isinstance(node, list):
-            stack.extend(node)
-    return bad
+    return unresolved_refs(provider)
 
 
 # Families whose provider turns the schema into a llama.cpp grammar (Ollama's `format`): the

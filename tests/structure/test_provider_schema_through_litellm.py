@@ -17,7 +17,7 @@ import pytest
 from tests.fakeserver import FakeOpenAIServer
 from tests.structure.conftest import ANTHROPIC, GEMINI
 from tests.structure.suite_driver import _refs_resolve
-from vance_cli.llm.base import Capabilities
+from vance_cli.llm.base import Capabilities, ChatRequest
 from vance_cli.llm.output.json_call import call_for_json
 from vance_cli.llm.output.plan import build_plan
 from vance_cli.messages import Message
@@ -56,19 +56,13 @@ async def test_gemini_gets_the_plan_as_it_is():
     assert sent == build_plan(TREE, GEMINI, allow_need=False).schema
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 15 e2e finding: litellm's AnthropicConfig.get_json_schema_from_pydantic_object rewrites every "
-        "$ref of a dict response_format to '/$defs/<last segment>' (ref_template, litellm issue 7755; its "
-        "output_format filter puts the '#' back): the anthropic plan's root '$ref': '#' arrives as "
-        "'#/$defs/#', which resolves to nothing. Fix in the anthropic plan: recursion to the root through a "
-        "named $defs entry (or inlined), never '#'."
-    ),
-)
+# e2e finding: litellm's get_json_schema_from_pydantic_object rewrites every $ref of a dict
+# response_format to '/$defs/<last segment>': the root '$ref': '#' arrived as '#/$defs/#'. The
+# anthropic plan now sends no ref (anthropic.inline_refs): recursion is sent as any value.
 async def test_anthropic_gets_a_root_recursion_that_resolves():
     plan = build_plan(TREE, ANTHROPIC, allow_need=False)
-    assert '"$ref": "#"' in json.dumps(plan.schema)  # what the plan hands to litellm
+    assert '"$ref"' not in json.dumps(plan.schema)  # the recursion is sent as any value (anthropic.inline_refs)
+    assert any("recursive $ref #" in line for line in plan.downgrades), plan.downgrades
     out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, TREE, ANSWER)
     assert out.status == "ok" and out.data == ANSWER
     assert _refs_resolve(sent) == []
@@ -87,17 +81,8 @@ RECURSIVE = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 15 e2e finding: on the output_format path litellm's AnthropicConfig inlines $defs "
-        "(_defs_unpacked/unpack_defs) and drops them, but cannot inline a recursive definition, so its "
-        "'#/$defs/Node' is left without a $defs to point into (every recursive pydantic model of the corpus: "
-        "TreeNode, Employee, Department, Org; specif-1.1, sourcemap-v3). Anthropic would answer 400, the "
-        "format steps down for the rest of the process. Fix: the anthropic plan sends no recursion (or the "
-        "transport keeps litellm from unpacking it)."
-    ),
-)
+# e2e finding: on the output_format path litellm inlines $defs (unpack_defs) and drops them, leaving a
+# recursive definition's '#/$defs/Node' dangling (every recursive pydantic model of the corpus).
 async def test_anthropic_gets_a_recursive_definition_that_resolves():
     answer = {"label": "a", "children": [{"label": "b", "children": []}]}
     out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, RECURSIVE, answer)
@@ -105,16 +90,7 @@ async def test_anthropic_gets_a_recursive_definition_that_resolves():
     assert _refs_resolve(sent) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 15 e2e finding: a boolean definition ('$defs': {'anything': true}, kept by the anthropic plan) "
-        "makes litellm's unpack_defs raise AttributeError before any request; litellm wraps it as a "
-        "connection error, so Vance retries it and reports 'cannot connect'. Fix: the plan sends {} / "
-        "{'not': {}} for true / false definitions (and litellm_model could tell litellm's own bugs from "
-        "connection errors)."
-    ),
-)
+# e2e finding: a boolean definition made litellm's unpack_defs raise AttributeError before any request.
 async def test_anthropic_takes_a_boolean_definition():
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/anything"}}, "$defs": {"anything": True}}
     out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, schema, {"a": 1})
@@ -123,7 +99,8 @@ async def test_anthropic_takes_a_boolean_definition():
 
 
 async def test_a_litellm_failure_before_any_request_is_not_called_a_connection_error():
-    """litellm wraps an exception of its own request mapping (the boolean definition above) as
+    """litellm wraps an exception of its own request mapping (a boolean definition: the anthropic
+    plan no longer sends one, so the response format goes to the client as it is) as
     APIConnectionError with its bug-report notice; nothing was sent, so it is neither retried
     nor reported as "cannot connect"."""
     from vance_cli.errors import ModelError, TransportError
@@ -136,10 +113,28 @@ async def test_a_litellm_failure_before_any_request_is_not_called_a_connection_e
             "anthropic/claude-sonnet-4-5", api_base=server.url_root, api_key="k", capabilities=ANTHROPIC,
             retries={"attempts": 3, "base_delay": 0.01},
         ))
+        response_format = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema, "strict": False}}
         with pytest.raises(ModelError) as raised:
-            await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+            await client.complete(ChatRequest(messages=[Message(role="user", content="go")], response_format=response_format))
         assert server.requests == []
     error = raised.value
     assert not (isinstance(error, TransportError) and error.retryable)
     assert "cannot connect" not in error.message and "gave up after" not in error.message
     assert "litellm failed" in error.message and "'bool' object has no attribute 'get'" in error.message
+
+
+async def test_anthropic_past_the_optional_limit_goes_out_as_the_json_tool_call_tool():
+    """A closed schema past Anthropic's 24 optional parameters would go out as output_format (a
+    400); the plan opens its root, so litellm sends it as its json_tool_call tool (review 15b)."""
+    schema = {"type": "object", "properties": {f"o{i}": {"type": "string"} for i in range(30)}, "additionalProperties": False}
+    with FakeOpenAIServer() as server:
+        from vance_cli.llm.litellm_model import LiteLLMModel
+        from vance_cli.llm.profile import build_profile
+
+        server.responder = lambda body: {"tool_calls": [("json_tool_call", {"o1": "x"})]} if body.get("tools") else {"text": "{}"}
+        client = LiteLLMModel(build_profile("anthropic/claude-sonnet-4-5", api_base=server.url_root, api_key="k",
+                                            capabilities=ANTHROPIC, retries={"attempts": 1}))
+        out = await call_for_json(client, messages=[Message(role="user", content="go")], schema=schema, max_loops=1)
+        body = server.requests[-1]
+    assert out.status == "ok" and out.data == {"o1": "x"}
+    assert "output_format" not in body and sent_schema(body)["additionalProperties"] is True

@@ -15,10 +15,16 @@ per node (``SchemaConverter::visit``), which is not JSON Schema:
   annotations → an error in Ollama's copy): such a node gets the full type list (each type then
   read with its own keywords), "any value" is written as that list;
 - ``pattern`` must be ``^...$`` and is translated by hand (``llama_pattern``: anchored where that is
-  equivalent, else removed); ``format`` is enforced for date, time, date-time and uuid by its own
-  rules, of which only date and uuid admit every valid value; integer bounds are read as int64
+  equivalent, else removed; a final ``$`` also admits the final newline a regex's ``$`` admits);
+  ``format`` is enforced for date, time, date-time and uuid by its own rules, of which only date
+  admits every valid value (the uuid check takes a fifth hyphen); integer bounds are read as int64
   (a float bound is rounded the safe way here), number bounds not at all;
-- ``$ref`` must be a ``#/...`` pointer, read without unescaping: definitions get plain names.
+- ``$ref`` must be a ``#/...`` pointer, read without unescaping: definitions get plain names; a
+  ``"$ref"`` key in *any* object is read as a reference (``resolve_refs``): a property named
+  ``$ref`` is sent without its object's properties, an enum/const value holding one as its types;
+- an open object's "other key" rule (``_not_strings``) writes each byte of the property names as a
+  GBNF class: an object with a name outside plain printable ASCII (or with ``"\\]^[``, or a ``-`` that
+  the negated class of the next bytes after a common prefix reads as a range) is sent closed.
 
 What it cannot enforce is removed with a downgrade line and checked locally.
 """
@@ -30,7 +36,7 @@ import re
 from typing import Any
 
 from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade
-from vance_cli.llm.output.walker import BASE_KEYWORDS, Family
+from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, contains_ref, enum_values_as_types
 from vance_cli.schema.nodes import asserting
 from vance_cli.schema.refs import def_of, refs_in, rewrite_refs
 
@@ -38,7 +44,15 @@ ALL_TYPES = ["object", "array", "string", "number", "boolean", "null"]  # "any v
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 _REGEX_ESCAPES = set("^$.[]()|{}*+?")  # what llama.cpp unescapes into a literal
 _ANYTHING = r"(.|\n|\r)*"  # any text: llama.cpp's dot is [^\x0A\x0D]
+# A regex's "$" also matches before a final newline (the caller's validator takes "abc\n" for
+# ^abc$); llama.cpp matches the JSON text, where that newline is the two characters \n.
+_FINAL_NEWLINE = r"(\n|..)?"
 _INT64 = 2**62
+# Bytes llama.cpp's "other key" rule (_not_strings: one GBNF class per byte of each property name,
+# the next bytes after a common prefix concatenated into one negated class) writes as the one
+# character meant: printable ASCII but for the class syntax ("]", "\\", "^", "[") and the JSON quote
+# (a "-" is one too where other bytes follow it in that negated class: see key_rule_ok).
+_KEY_RULE_BYTES = frozenset(range(0x20, 0x7F)) - set(b'"\\]^[')
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}|\{,(\d+)\}")
 
 
@@ -146,11 +160,11 @@ def llama_pattern(pattern: Any) -> str | None:
     inner = pattern[1 if start else 0 : len(pattern) - 1 if end else len(pattern)]
     if not _translatable(inner):
         return None
-    if start and end:
-        return None if _top_level_bar(inner) else pattern
     if (start or end) and _top_level_bar(inner):
         return None  # ^a|b is (^a)|b
-    return "^" + ("" if start else _ANYTHING) + f"({inner})" + ("" if end else _ANYTHING) + "$"
+    if start and end:
+        return pattern[:-1] + _FINAL_NEWLINE + "$"
+    return "^" + ("" if start else _ANYTHING) + f"({inner})" + (_FINAL_NEWLINE if end else _ANYTHING) + "$"
 
 
 class Ollama(Family):
@@ -158,9 +172,10 @@ class Ollama(Family):
     supported = BASE_KEYWORDS | {
         "const", "pattern", "format", "minItems", "maxItems", "minLength", "maxLength", *_BOUNDS,
     }
-    # llama.cpp's own rules for these admit every valid value (its time and date-time rules take
+    # llama.cpp's own rule for date admits every valid value (its time and date-time rules take
     # no lowercase "z", no leap second, only three fraction digits: not sent).
-    formats = frozenset({"date", "uuid"})
+    # uuid is not: jsonschema's uuid check takes a fifth hyphen, llama.cpp's rule is 8-4-4-4-12.
+    formats = frozenset({"date"})
     spread_alternatives = True
     no_strict = (
         "Ollama has no strict mode: llama.cpp's grammar enforces the schema sent, whose objects stay as open as "
@@ -178,6 +193,9 @@ class Ollama(Family):
 
     def tidy(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
         """The walked schema written the way llama.cpp reads it (see the module docstring)."""
+        provider = enum_values_as_types(
+            provider, notes, lambda v: not contains_ref(v, in_values=True), 'llama.cpp reads a "$ref" key in any object as a reference'
+        )
         defs = dict(provider.get("$defs") or {})
         body = {k: v for k, v in provider.items() if k != "$defs"}
         if "#" in refs_in(body) | refs_in(list(defs.values())):
@@ -201,6 +219,23 @@ class Ollama(Family):
         if defs:
             out["$defs"] = {names[k]: tidy.node(rewrite_refs(v, ref), f"/$defs/{names[k]}") for k, v in defs.items()}
         return out
+
+
+def key_rule_ok(names: list[str]) -> str | None:
+    """The first property name llama.cpp's "other key" rule of an open object cannot write as a
+    sound grammar (None: every name is fine): a byte outside ``_KEY_RULE_BYTES``, or a ``-`` that
+    the negated class of the bytes following a common prefix reads as a range (``[^"-a]``)."""
+    following: dict[bytes, set[int]] = {}
+    for name in names:
+        raw = name.encode("utf-8")
+        if any(b not in _KEY_RULE_BYTES for b in raw):
+            return name
+        for i, b in enumerate(raw):
+            following.setdefault(raw[:i], set()).add(b)
+    for prefix, nxt in following.items():
+        if 0x2D in nxt and max(nxt) > 0x2D:
+            return next(n for n in names if n.encode("utf-8").startswith(prefix + b"-"))
+    return None
 
 
 def _plain_names(defs: dict[str, Any]) -> dict[str, str]:
@@ -251,6 +286,11 @@ class _Tidy:
             out["type"] = list(ALL_TYPES)  # llama.cpp would read an untyped node as one type
         t = out.get("type")
         types = [t] if isinstance(t, str) else list(t) if isinstance(t, list) else []
+        if isinstance(out.get("properties"), dict) and "$ref" in out["properties"]:
+            for k in ("properties", "required", "additionalProperties"):
+                out.pop(k, None)
+            self.note(where, 'properties removed: one is named "$ref", which llama.cpp reads as a reference '
+                      "(sent as any object; checked locally)")
         if isinstance(out.get("properties"), dict):
             out["properties"] = {k: self.node(v, f"{where}/properties/{k}") for k, v in out["properties"].items()}
         extra = out.get("additionalProperties")
@@ -258,6 +298,13 @@ class _Tidy:
             out["additionalProperties"] = self.node(extra, f"{where}/additionalProperties")
         elif extra is None and isinstance(out.get("properties"), dict):
             out["additionalProperties"] = True  # open, as the caller's schema is: llama.cpp closes it otherwise
+        if isinstance(out.get("properties"), dict) and out.get("additionalProperties", False) is not False:
+            odd = key_rule_ok(list(out["properties"]))
+            if odd is not None:
+                del out["additionalProperties"]  # closed: llama.cpp's default
+                self.note(where, f"additionalProperties removed: llama.cpp's rule for other keys cannot exclude the "
+                          f"property name {odd!r} (non-ASCII or GBNF class syntax); keys not declared are not produced, "
+                          "checked locally")
         if "items" in out:
             if out["items"] is False:
                 out["items"], out["maxItems"] = {"type": list(ALL_TYPES)}, 0
@@ -270,7 +317,8 @@ class _Tidy:
             if anchored is None:  # (value_ok keeps only those it can take)
                 del out["pattern"]
             elif anchored != out["pattern"]:
-                self.note(where, f"pattern sent as {anchored} (llama.cpp matches patterns whole; same strings)")
+                self.note(where, f"pattern sent as {anchored} (llama.cpp matches the JSON text whole; the same strings, "
+                          "and a final newline where the pattern ends in $; checked locally)")
                 out["pattern"] = anchored
         bounds = [k for k in _BOUNDS if k in out]
         if bounds and "integer" not in types:

@@ -194,7 +194,7 @@ class Walker(Merger):
                 node = {"$ref": ref}  # the target holds its own annotations
         # Strict mode closes every object: allOf parts closed one by one would each forbid the
         # others' properties, so a strict allOf is always merged into one node.
-        if isinstance(node.get("allOf"), list) and ("allOf" not in sup or self.strict or _contains_ref(node["allOf"])):
+        if isinstance(node.get("allOf"), list) and ("allOf" not in sup or self.strict or contains_ref(node["allOf"])):
             base = {k: v for k, v in node.items() if k != "allOf"}
             node, stack, more = self.merge([base, *node["allOf"]], parts, stack)
             folds += more
@@ -611,14 +611,16 @@ class Walker(Merger):
             raise NotStrict(ptr(parts), "an array whose items are unconstrained")
 
 
-def _contains_ref(node: Any) -> bool:
+def contains_ref(node: Any, *, in_values: bool = False) -> bool:
+    """Whether ``node`` holds an object with a ``$ref`` key (``in_values``: also inside enum and
+    const values, as llama.cpp's resolve_refs reads them)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if isinstance(n, dict):
             if "$ref" in n:
                 return True
-            stack.extend(v for k, v in n.items() if k not in ("enum", "const"))
+            stack.extend(v for k, v in n.items() if in_values or k not in ("enum", "const"))
         elif isinstance(n, list):
             stack.extend(n)
     return False
