@@ -114,6 +114,14 @@ def test_nested_per_value_ifs_plan_quickly_and_soundly():
     assert _found(small, [{"t": "v0", "x": "s"}, {"t": "v1", "x": 5, "y": 1}], "openai", "forbidden") == []
 
 
+# Found while bounding it: Merger.declared listed nothing past 16 nested parts, so x, declared
+# only at the bottom of 6 levels of if/then, was closed out of the strict object (forbidden).
+@pytest.mark.parametrize("levels", [6, 20])
+def test_a_key_declared_under_deeply_nested_conditionals_can_be_sent(levels):
+    schema = _nested_per_value_ifs(2, levels)
+    assert _found(schema, [{"t": "v0", "x": "s"}, {"t": "v1", "x": "s"}], "openai", "forbidden") == []
+
+
 # 4. A key an `if` names where the object forbids it is not declared (the if's test is no
 # constraint): strict stays on, and a strict model is not offered the forbidden key.
 CLOSED = {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": False, "then": {"required": ["a"]}}
