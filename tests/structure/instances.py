@@ -334,8 +334,9 @@ def _fill(value: Any, node: Any, vals: _Validators, dropped: list[str], depth: i
             trial: list[str] = []
             candidate = _fill(copy.deepcopy(value), alt, vals, trial, depth + 1)
             tried.append((alt, candidate, trial))
+        # (a model may pick any alternative: the one that leaves out the fewest keys)
         for want_whole in (True, False):
-            for alt, candidate, trial in tried:
+            for alt, candidate, trial in sorted(tried, key=lambda t: len(t[2])):
                 if (not trial or not want_whole) and vals.ok(alt, candidate):
                     dropped.extend(trial)
                     return candidate
