@@ -102,3 +102,32 @@ def test_openai_models_before_structured_outputs_are_not_sent_a_json_schema(mode
 def test_openai_models_since_structured_outputs_stay_strict(model):
     caps = default_capabilities(model)
     assert caps.json_schema and caps.strict_json_schema
+
+
+# The o1 previews and GPT-4 Turbo with vision's previews take no response_format (and no tools):
+# OpenAI answers "'response_format' of type 'json_schema' is not supported with this model" for
+# o1-mini/o1-preview, and refused response_format and functions for gpt-4-vision-preview. litellm's
+# model map has no entry for any of them.
+@pytest.mark.parametrize("model", ["o1-mini", "o1-preview", "openai/o1-mini-2024-09-12", "o1-preview-2024-09-12",
+                                   "gpt-4-vision-preview", "gpt-4-1106-vision-preview"])
+def test_previews_without_response_format_get_the_schema_in_the_prompt(model):
+    from vance_cli.llm.output.plan import format_chain
+
+    caps = default_capabilities(model)
+    assert caps.family == "openai"
+    assert not caps.json_schema and not caps.strict_json_schema and not caps.json_object and not caps.tools
+    assert format_chain(caps) == ["prompt"]
+
+
+@pytest.mark.parametrize("model", ["openai/o1", "o1-2024-12-17", "o3-mini"])
+def test_o_series_since_o1_keep_strict_json_schema(model):
+    caps = default_capabilities(model)
+    assert caps.json_schema and caps.strict_json_schema and caps.tools
+
+
+# Only the GPT-4 snapshots OpenAI published lose json_schema: an unknown "gpt-4-..." name is not
+# taken for an old one.
+@pytest.mark.parametrize("model", ["gpt-4-new-thing", "openai/gpt-4-2026-01-01", "gpt-4-turbo-mini"])
+def test_an_unknown_gpt4_name_keeps_json_schema(model):
+    caps = default_capabilities(model)
+    assert caps.json_schema and caps.strict_json_schema

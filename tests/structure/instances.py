@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections import Counter
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -258,6 +259,7 @@ class _Validators:
         self.defs = root.get("$defs", {})
         self.cache: dict[int, Draft202012Validator] = {}
         self.root_validator: Draft202012Validator | None = None
+        self.undeclared: Counter[str] = Counter()
 
     def ok(self, node: Any, value: Any) -> bool:
         v = self.cache.get(id(node))
@@ -274,9 +276,16 @@ class _Validators:
         return self.defs.get(ref[len("#/$defs/") :])
 
 
-def provider_reply(instance: Any, provider: dict[str, Any], *, envelope: bool) -> tuple[Any, list[str]]:
-    """(the value a provider holding ``provider`` would send, keys it left out as undeclared)."""
+def provider_reply(
+    instance: Any, provider: dict[str, Any], *, envelope: bool, undeclared: Counter[str] | None = None
+) -> tuple[Any, list[str]]:
+    """(the value a provider holding ``provider`` would send, keys it left out as undeclared).
+
+    Of the alternatives that take it with keys left out, the one that leaves out the fewest keys
+    outside ``undeclared`` (those no part of the caller's schema declares), then the fewest keys:
+    a model may pick any alternative."""
     vals = _Validators(provider)
+    vals.undeclared = undeclared or Counter()
     dropped: list[str] = []
     if envelope:
         body = _fill(instance, provider["properties"]["result"], vals, dropped, 0)
@@ -334,6 +343,8 @@ def _fill(value: Any, node: Any, vals: _Validators, dropped: list[str], depth: i
             trial: list[str] = []
             candidate = _fill(copy.deepcopy(value), alt, vals, trial, depth + 1)
             tried.append((alt, candidate, trial))
+        # (a model may pick any alternative: see provider_reply)
+        tried.sort(key=lambda t: (len(Counter(t[2]) - vals.undeclared), len(t[2])))
         for want_whole in (True, False):
             for alt, candidate, trial in tried:
                 if (not trial or not want_whole) and vals.ok(alt, candidate):

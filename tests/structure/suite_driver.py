@@ -389,9 +389,9 @@ def run_case(case: Case, caps: Capabilities, problems: Problems, *, allow_need: 
                     problems.add("forbidden", f"{label}: {json.dumps(wrapped)[:200]} fails the grammar llama.cpp makes of the provider schema")
                     continue
                 else:
-                    reply, dropped = provider_reply(instance, plan.schema, envelope=plan.envelope)
-                if dropped:
                     undeclared = undeclared_keys(schema, instance)
+                    reply, dropped = provider_reply(instance, plan.schema, envelope=plan.envelope, undeclared=undeclared)
+                if dropped:
                     if Counter(dropped) - undeclared or not closed_line(plan):
                         problems.add("forbidden", f"{label}: keys {dropped} not declared by the provider schema")
                         continue

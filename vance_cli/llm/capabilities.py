@@ -113,18 +113,34 @@ _MAP_FLAGS = (
 # OpenAI chat models older than Structured Outputs (response_format json_schema), which came with
 # gpt-4o-2024-08-06 and gpt-4o-mini. JSON mode (json_object) works from gpt-3.5-turbo-1106 and
 # gpt-4-turbo (the -preview snapshots) on; the first GPT-4 and GPT-3.5 snapshots take neither.
-# litellm's model map leaves supports_response_schema unset for them (None, not false).
-_NO_JSON_SCHEMA = re.compile(r"gpt-3\.5-turbo|gpt-4(-\d{4}|-32k|-turbo|-vision|-\d{4}-preview)?($|-)|gpt-4o-2024-05-13")
-_NO_JSON_OBJECT = re.compile(r"gpt-4(-0314|-0613|-32k.*)?$|gpt-3\.5-turbo-(0301|0613|16k.*)$")
+# litellm's model map leaves supports_response_schema unset for them (None, not false). Only the
+# snapshots OpenAI published: an unknown "gpt-4-<name>" is a newer model, not an old one.
+_NO_JSON_SCHEMA = re.compile(
+    r"gpt-3\.5-turbo(-.*)?|gpt-4(-0314|-0613|-32k(-0314|-0613)?|-turbo(-preview|-2024-04-09)?|-1106-preview"
+    r"|-0125-preview)?|gpt-4o-2024-05-13"
+)
+_NO_JSON_OBJECT = re.compile(r"gpt-4(-0314|-0613|-32k.*)?|gpt-3\.5-turbo-(0301|0613|16k.*)")
+# No response_format and no tools at all: the o1 previews (o1-preview, o1-mini: "'response_format'
+# of type 'json_schema' is not supported with this model", "tools is not supported in this model";
+# Structured Outputs came with o1-2024-12-17) and GPT-4 Turbo with vision's previews ("response_format
+# ... extra fields not permitted", "Unrecognized request argument supplied: functions"). litellm's
+# model map has no entry for them.
+_NO_RESPONSE_FORMAT = re.compile(r"o1-(mini|preview)(-2024-09-12)?|gpt-4(-1106)?-vision-preview")
 
 
 def _before_structured_outputs(bare: str, caps: Capabilities) -> Capabilities:
     """``caps`` without json_schema (and strictness) for an OpenAI model that predates Structured
-    Outputs, and without json_object for one that predates JSON mode."""
-    if not _NO_JSON_SCHEMA.match(bare):
+    Outputs, and without json_object for one that predates JSON mode (or, for the o1 and vision
+    previews, without any response_format or tools)."""
+    if _NO_RESPONSE_FORMAT.fullmatch(bare):
+        return caps.model_copy(update={
+            "json_schema": False, "strict_json_schema": False, "json_object": False, "tools": False,
+        })
+    if not _NO_JSON_SCHEMA.fullmatch(bare):
         return caps
     return caps.model_copy(update={
-        "json_schema": False, "strict_json_schema": False, "json_object": caps.json_object and not _NO_JSON_OBJECT.match(bare),
+        "json_schema": False, "strict_json_schema": False,
+        "json_object": caps.json_object and not _NO_JSON_OBJECT.fullmatch(bare),
     })
 
 

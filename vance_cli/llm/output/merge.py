@@ -25,6 +25,8 @@ Stack = tuple[str, ...]  # the definitions inlined on the way to a node ("#" is 
 # Annotations the provider schemas keep (the model reads them); every other one is dropped silently:
 # it constrains nothing, and some strict providers reject it.
 KEEP_ANNOTATIONS = ("title", "description")
+# What ``Merger.declared`` lists for a key only named (a bare ``required``, an ``if``'s test): no schema.
+NAMED_ONLY: dict[str, Any] = {}
 
 
 def ptr(parts: tuple[str, ...]) -> str:
@@ -66,12 +68,32 @@ def _numbers(a: Any, b: Any) -> bool:
 _APPLICATORS = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "then", "else", "dependentSchemas")
 
 
-def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0, seen: frozenset[str] = frozenset()) -> list[Any] | None:
+# The nodes and cases one ``key_cover`` call may look at: nested definitions that each split over
+# every value of a discriminator (or each hold an if/then per value) cost values ** depth. Past it
+# the answer is None (the coarse rule: a closed strict object cannot give the key a schema, so
+# strict goes off, saying why).
+CASE_BUDGET = 4096
+
+
+def key_cover(
+    node: Any,
+    key: str,
+    target: Callable[[str], Any],
+    depth: int = 0,
+    seen: frozenset[str] = frozenset(),
+    budget: list[int] | None = None,
+) -> list[Any] | None:
     """The schemas of which a value of property ``key`` meets one in every object ``node`` accepts.
 
     ``[]`` when no object ``node`` accepts holds ``key``; ``None`` when some case leaves its value
     free (a closed object that declares ``key`` with any narrower schema then forbids valid
-    answers). A superset where it cannot be exact: one part of an allOf is enough."""
+    answers), or deciding it would look at more than ``CASE_BUDGET`` nodes and cases. A
+    superset where it cannot be exact: one part of an allOf is enough."""
+    if budget is None:
+        budget = [CASE_BUDGET]
+    budget[0] -= 1
+    if budget[0] < 0:
+        return None
     if node is False:
         return []
     if not isinstance(node, dict) or depth > 16:
@@ -101,11 +123,11 @@ def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0,
     # Parts that always apply: one of them is enough.
     ref = node.get("$ref")
     if isinstance(ref, str) and ref not in seen:
-        found = key_cover(target(ref), key, target, depth + 1, seen | {ref})
+        found = key_cover(target(ref), key, target, depth + 1, seen | {ref}, budget)
         if found is not None:
             return found
     for part in node.get("allOf") or [] if isinstance(node.get("allOf"), list) else []:
-        found = key_cover(part, key, target, depth + 1, seen)
+        found = key_cover(part, key, target, depth + 1, seen, budget)
         if found is not None:
             return found
     # Alternatives (one of them applies) and if/then/else: every case must hold it.
@@ -116,10 +138,10 @@ def key_cover(node: Any, key: str, target: Callable[[str], Any], depth: int = 0,
     if "if" in node:
         cases.append([node.get("then", True), node.get("else", True)])
     for alts in cases:
-        found = [key_cover(alt, key, target, depth + 1, seen) for alt in alts]
+        found = [key_cover(alt, key, target, depth + 1, seen, budget) for alt in alts]
         if all(f is not None for f in found):
             return [s for f in found for s in f]  # type: ignore[union-attr]
-    return _cover_by_cases(node, key, target, depth, seen)
+    return _cover_by_cases(node, key, target, depth, seen, budget)
 
 
 _IF_ASIDE = frozenset({"title", "description", "$comment", "examples", "default"})
@@ -211,13 +233,16 @@ def _decide(cond: Any, key: str, value: Any, target: Callable[[str], Any]) -> bo
     return verdict
 
 
-def _cover_by_cases(node: Any, key: str, target: Callable[[str], Any], depth: int, seen: frozenset[str]) -> list[Any] | None:
+def _cover_by_cases(
+    node: Any, key: str, target: Callable[[str], Any], depth: int, seen: frozenset[str], budget: list[int]
+) -> list[Any] | None:
     """``key_cover`` case by case, where a required property with a few possible values (a
     discriminator: const/enum) decides every if/then/else of the parts that always apply: for each
     value, the branch that applies replaces each of them (github-issue-forms: an if/then without
     else for every value of the required ``type`` enum gives each key a schema, or forbids it, in
-    every case). None where some case leaves the key free, or nothing decides the conditions."""
-    if depth > 12:
+    every case). None where some case leaves the key free, nothing decides the conditions, or
+    the cases looked at in this ``key_cover`` call pass ``budget``."""
+    if depth > 12 or budget[0] <= 0:
         return None
     parts = _always_parts(node, target, depth, seen)
     if not parts:
@@ -257,7 +282,7 @@ def _cover_by_cases(node: Any, key: str, target: Callable[[str], Any], depth: in
             continue  # some condition this property does not decide
         found_all: list[Any] = []
         for case in cases:
-            found = key_cover({"allOf": case}, key, target, depth + 1, seen)
+            found = key_cover({"allOf": case}, key, target, depth + 1, seen, budget)
             if found is None:
                 return None
             found_all.extend(found)
@@ -309,6 +334,10 @@ class Merger:
 
     def target(self, ref: str) -> Any:
         return self.prepared.target(ref)
+
+    def lost(self, parts: tuple[str, ...], keyword: str) -> None:
+        """A keyword left out of the merged node (the walker names the family that does not take it)."""
+        self.note(parts, f"{keyword} removed (checked locally)")
 
     def inline(self, sub: Any, stack: Stack) -> tuple[Any, Stack, bool]:
         """(schema, names now inlined, ok): a {"$ref"} item replaced by its target, unless that
@@ -371,7 +400,9 @@ class Merger:
             if {"if", "then", "else"} & sub.keys() and {"if", "then", "else"} & merged.keys():
                 # A second if/then/else folds as one: then and else only mean something with their if.
                 folds.append({k: sub[k] for k in ("if", "then", "else") if k in sub})
-                partly = True
+                for k in ("if", "then", "else"):
+                    if k in sub:
+                        self.lost(parts, k)  # nothing conflicts: it is not sent, like the first
                 sub = {k: v for k, v in sub.items() if k not in ("if", "then", "else")}
             for key, value in sub.items():
                 if key == "allOf" and isinstance(value, list):
@@ -477,41 +508,74 @@ class Merger:
             self.note(parts, "allOf partly merged (conflicting keywords kept from the first schema; checked locally)")
         return merged, inlined, folds
 
-    def declared(self, node: Any, stack: Stack, depth: int = 0, *, conditions: bool = True) -> dict[str, list[Any]]:
-        """Property name → the schemas a subschema (and what it combines) declares for it; with
-        ``conditions``, also the keys an ``if`` names (with the ``if``'s schema for them, which is a
-        test, not a constraint: the way back leaves those out)."""
+    def declared(
+        self,
+        node: Any,
+        stack: Stack,
+        depth: int = 0,
+        *,
+        conditions: bool = True,
+        holds: Callable[[Any], bool] | None = None,
+        done: set[str] | None = None,
+    ) -> dict[str, list[Any]]:
+        """Property name → the schemas a subschema (and what it combines) declares for it. A key
+        only named (by a ``required`` without a ``properties`` entry, or with ``conditions`` by an
+        ``if``, whose schema for it is a test, not a constraint) gets ``NAMED_ONLY``, the same
+        object each time: a valid answer may hold it, with a value nothing here constrains.
+        With ``holds`` (whether the value at hand meets an ``if``), only the ``then``/``else``
+        that applies to that value counts. Each definition is read once per call (``done``): the
+        same keys again add nothing, and a definition reached down many paths would cost their number."""
         found: dict[str, list[Any]] = {}
-        if not isinstance(node, dict) or depth > 16:
+        if not isinstance(node, dict):
             return found
+        if depth > 48:
+            self.too_deep()
+            return found
+        done = set() if done is None else done
         if isinstance(node.get("$ref"), str):
             target = self.target(node["$ref"])
-            if target is not None and node["$ref"] not in stack:
-                for k, v in self.declared(target, stack + (node["$ref"],), depth + 1, conditions=conditions).items():
+            if target is not None and node["$ref"] not in stack and node["$ref"] not in done:
+                done.add(node["$ref"])
+                more = self.declared(target, stack + (node["$ref"],), depth + 1, conditions=conditions, holds=holds, done=done)
+                for k, v in more.items():
                     found.setdefault(k, []).extend(v)
-        for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        for name, sub in props.items():
             found.setdefault(name, []).append(sub)
+        for name in node.get("required") or [] if isinstance(node.get("required"), list) else []:
+            if isinstance(name, str) and name not in props:
+                found.setdefault(name, []).append(NAMED_ONLY)
         children: list[Any] = []
         for key in ("allOf", "anyOf", "oneOf"):
             if isinstance(node.get(key), list):
                 children += node[key]
-        # an `if` names keys too: a valid answer may hold one with any value where the `if` fails
-        for key in ("if", "then", "else") if conditions else ("then", "else"):
-            children.append(node.get(key))
+        if holds is None:
+            children += [node.get("then"), node.get("else")]
+        elif "if" in node:
+            children.append(node.get("then" if holds(node["if"]) else "else"))
         if isinstance(node.get("dependentSchemas"), dict):
             children += list(node["dependentSchemas"].values())
         for child in children:
-            for k, v in self.declared(child, stack, depth + 1, conditions=conditions).items():
+            for k, v in self.declared(child, stack, depth + 1, conditions=conditions, holds=holds, done=done).items():
                 found.setdefault(k, []).extend(v)
+        # an `if` names keys too: a valid answer may hold one with any value where the `if` fails
+        if conditions:
+            for k in self.declared(node.get("if"), stack, depth + 1, conditions=conditions):
+                found.setdefault(k, []).append(NAMED_ONLY)
         return found
+
+    def too_deep(self) -> None:
+        """``declared`` met parts nested too deep to list the keys they declare (the walker turns
+        strict off: a closed object would forbid those keys; a superset is fine otherwise)."""
 
     def beside_cycle(self, parts: tuple[str, ...], ref: str, dropped: list[Any], stack: Stack) -> None:
         """Schemas ``merge`` drops beside the recursive ``ref`` it keeps (the walker turns strict off
         where that closes out a key they declare)."""
 
-    def free_key(self, parts: tuple[str, ...], name: str) -> None:
-        """A key ``fold`` declares with a branch's schema although some case leaves it any value
-        (the walker turns strict off there; a superset is fine otherwise)."""
+    def free_key(self, parts: tuple[str, ...], name: str, *, costly: bool = False) -> None:
+        """A key ``fold`` declares with a branch's schema although some case leaves it any value,
+        or (``costly``) deciding whether one does would look at more than ``CASE_BUDGET`` nodes and
+        cases (the walker turns strict off there; a superset is fine otherwise)."""
 
     def fold(self, node: dict[str, Any], sources: list[Any], stack: Stack, parts: tuple[str, ...] = ()) -> dict[str, Any]:
         """Declare the properties that removed branches declare, as optional properties.
@@ -537,16 +601,25 @@ class Merger:
                 continue
             # (its unevaluatedProperties saw the removed branches' keys: not a cover by itself)
             own = key_cover({k: v for k, v in node.items() if k != "unevaluatedProperties"}, name, self.target)
+            # an `if`'s test or a bare `required` gives the key no schema (NAMED_ONLY)
+            schemas = [s for s in schemas if s is not NAMED_ONLY]
+            if own == []:
+                continue  # the object forbids the key: no answer holds it
             if own:
                 schemas = own
-            elif own is None:
-                cover = next((c for c in (key_cover(src, name, self.target) for src in sources) if c is not None), None)
+            else:
+                budget = [CASE_BUDGET]
+                cover = next((c for c in (key_cover(src, name, self.target, budget=budget) for src in sources) if c is not None), None)
                 if cover is None:
                     # together they may give it a schema in every case (one if/then per value of
                     # a required enum, each folded from its own allOf part)
-                    cover = key_cover({"allOf": [{k: v for k, v in node.items() if k != "unevaluatedProperties"}, *sources]}, name, self.target)
+                    whole = {"allOf": [{k: v for k, v in node.items() if k != "unevaluatedProperties"}, *sources]}
+                    cover = key_cover(whole, name, self.target, budget=budget)
+                if cover == []:
+                    continue  # forbidden in every case
                 if cover is None:
-                    self.free_key(parts, name)
+                    self.free_key(parts, name, costly=budget[0] < 0)
+                    schemas = schemas or [{}]  # (not strict) any value where nothing gives it a schema
                 else:
                     schemas = schemas + [c for c in cover if not any(c is s for s in schemas)]
             unique: list[Any] = []

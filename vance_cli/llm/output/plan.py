@@ -28,7 +28,7 @@ from vance_cli.errors import InvalidSchema
 from vance_cli.llm.base import Capabilities
 from vance_cli.llm.output.anthropic import ANTHROPIC
 from vance_cli.llm.output.gemini import GEMINI
-from vance_cli.llm.output.merge import Downgrade, Merger, borrowed_keys, key_matches
+from vance_cli.llm.output.merge import NAMED_ONLY, Downgrade, Merger, borrowed_keys, key_matches
 from vance_cli.llm.output.ollama import OLLAMA
 from vance_cli.llm.output.openai import OPENAI, schema_name
 from vance_cli.llm.output.other import PASSTHROUGH, relax_negations
@@ -242,7 +242,8 @@ def build_plan(
 ) -> ProviderPlan:
     """The request shape for one response format; the caller's schema is never modified.
 
-    InvalidSchema for a schema nested deeper than check_schema allows (the walk recurses per level)."""
+    InvalidSchema for a schema nested deeper than check_schema allows (the walk recurses per level),
+    or whose $ref definitions, inlined, nest deeper than the relaxed walk can follow."""
     family = family_for(capabilities)
     depth = json_depth(schema)
     if depth > MAX_SCHEMA_DEPTH:
@@ -283,6 +284,15 @@ def build_plan(
                 provider = family.tidy(provider, notes)
                 provider = _fix_unresolvable(provider, notes)
                 return _plan(provider, True, envelope, t.summary() + notes, t.nulls_injected, family, name)
+            except RecursionError:
+                # refs inlined into each other (a long chain with siblings) nest the walk deeper
+                # than Python recurses: the relaxed walk keeps them refs
+                why = why or NotStrict(
+                    "(schema)",
+                    "a chain of $ref definitions too long to inline for strict mode (each one holds the "
+                    "next with keywords beside it)",
+                )
+                break
             except NotStrict as exc:
                 why = why or exc
                 # A limit may pass when refs are not inlined: only families without $ref siblings inline them.
@@ -292,7 +302,13 @@ def build_plan(
         assert why is not None
         downgrades.append(Downgrade(why.where, f"strict output off: {why.why}", text=f"strict output off: {why.where} is {why.why}"))
         strict_off = (why.where, why.why)
-    body, defs, t = transform(prepared, family, False)
+    try:
+        body, defs, t = transform(prepared, family, False)
+    except RecursionError:
+        raise InvalidSchema(
+            "the schema's $ref definitions nest too deep to convert for the provider",
+            hint='shorten the chain of "$ref"s that hold each other with keywords beside them',
+        ) from None
     provider, envelope = _assemble(body, defs, allow_need=allow_need)
     provider = family.tidy(provider, downgrades)
     provider = _fix_unresolvable(provider, downgrades)
@@ -377,11 +393,18 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
 
     merger = Merger(prepared)
 
-    def declared(node: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
+    def declared(node: Any, value: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
         """Property → schemas (the walker's ``Merger.declared``: what the provider schema declares,
         anyOf/oneOf alternatives and removed branches included; not an `if`'s tests, which
-        constrain nothing), and the names a node and the parts that always apply to it require."""
-        return merger.declared(node, (), conditions=False), required_of(node, depth)
+        constrain nothing, and of a then/else only the one whose `if` applies to ``value``: a
+        `then` whose `if` fails never drops a null), and the names a node and the parts that
+        always apply to it require."""
+        def holds(cond: Any) -> bool:
+            return cond is True or (isinstance(cond, dict) and allows(cond, value))
+
+        found = merger.declared(node, (), conditions=False, holds=holds)
+        props = {k: kept for k, v in found.items() if (kept := [s for s in v if s is not NAMED_ONLY])}
+        return props, required_of(node, depth)
 
     def required_of(node: Any, depth: int = 0) -> set[str]:
         required: set[str] = set()
@@ -432,7 +455,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
                         value = candidate
                         break
         if isinstance(value, dict):
-            props, required = declared(node)
+            props, required = declared(node, value)
             out = {}
             kept: list[str] = []  # optional nulls some schema of the field allows
             for key, item in value.items():
@@ -465,9 +488,11 @@ def _settle(value: Any, validator: Any, prepared: Any) -> Any:
     """``value``, or, where the caller's schema rejects it, the same value without the nulls of
     declared keys that the validation rejects themselves (an error at the null: a schema of the
     key that applies; or the object refusing the key: additionalProperties/unevaluatedProperties),
-    when that makes it valid. A strict provider sends those nulls for absent keys the per-key
-    strip above could not place (a key with several schemas, a closed parent). A value the caller's
-    schema accepts is returned as it is."""
+    when that makes it valid; else without one such null, or all of them, where that makes it
+    valid (the object rejects the key being there at all: maxProperties, dependentRequired, a
+    branch's not/required). A strict provider sends those nulls for absent keys the per-key
+    strip above could not place (a key with several schemas, a closed parent, a rule of the
+    object). A value the caller's schema accepts is returned as it is."""
     names: set[str] = set()
     for node in [prepared.body, *prepared.defs.values()]:
         stack = [node]
@@ -476,6 +501,8 @@ def _settle(value: Any, validator: Any, prepared: Any) -> Any:
             if isinstance(n, dict):
                 if isinstance(n.get("properties"), dict):
                     names |= set(n["properties"])
+                if isinstance(n.get("required"), list):
+                    names |= {r for r in n["required"] if isinstance(r, str)}
                 stack.extend(v for k, v in n.items() if k not in ("enum", "const", "examples", "default"))
             elif isinstance(n, list):
                 stack.extend(n)
@@ -507,23 +534,60 @@ def _settle(value: Any, validator: Any, prepared: Any) -> Any:
                     if v is None and k in names and k not in own and not any(key_matches(p, k) for p in patterns)
                 }
             todo.extend(e.context or [])
-        if not drop:
-            return value
-        nxt = _copy(current)
-        for path in sorted(drop, key=len, reverse=True):
-            holder = nxt
-            for step in path[:-1]:
-                try:
-                    holder = holder[step]
-                except (KeyError, IndexError, TypeError):
-                    holder = None
-                    break
-            if isinstance(holder, dict) and holder.get(path[-1], 0) is None:
-                del holder[path[-1]]
-        if nxt == current:
-            return value
+        nxt = _without(current, drop)
+        if not drop or nxt == current:
+            break
         current = nxt
+    # The object rejects a null its key's own schema allows for being there at all (maxProperties,
+    # dependentRequired, a branch's not/required): one such null, or all of them, dropped where
+    # that makes the value valid (a required null never does: without it the value is invalid).
+    for base in [current] if current is value else [current, value]:
+        nulls = _null_paths(base, names)[:64]
+        for paths in [*([p] for p in nulls), nulls if len(nulls) > 1 else []]:
+            if not paths:
+                continue
+            candidate = _without(base, set(paths))
+            try:
+                if validator.is_valid(candidate):
+                    return candidate
+            except Exception:  # noqa: BLE001 - as above
+                return value
     return value
+
+
+def _null_paths(value: Any, names: set[str], here: tuple[Any, ...] = (), depth: int = 0) -> list[tuple[Any, ...]]:
+    """The paths of the nulls held by keys some schema names (``names``), shallowest first."""
+    out: list[tuple[Any, ...]] = []
+    if depth > 64:
+        return out
+    if isinstance(value, dict):
+        out += [here + (k,) for k, v in value.items() if v is None and k in names]
+        for k, v in value.items():
+            if isinstance(v, (dict, list)):
+                out += _null_paths(v, names, here + (k,), depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, (dict, list)):
+                out += _null_paths(v, names, here + (i,), depth + 1)
+    return out
+
+
+def _without(value: Any, paths: set[tuple[Any, ...]]) -> Any:
+    """A copy of ``value`` without the nulls at ``paths`` (deepest first)."""
+    if not paths:
+        return value
+    nxt = _copy(value)
+    for path in sorted(paths, key=len, reverse=True):
+        holder = nxt
+        for step in path[:-1]:
+            try:
+                holder = holder[step]
+            except (KeyError, IndexError, TypeError):
+                holder = None
+                break
+        if isinstance(holder, dict) and holder.get(path[-1], 0) is None:
+            del holder[path[-1]]
+    return nxt
 
 
 def _copy(value: Any) -> Any:

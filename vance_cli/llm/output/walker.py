@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade, Merger, Stack, borrowed_keys, ptr
+from vance_cli.llm.output.merge import CASE_BUDGET, KEEP_ANNOTATIONS, Downgrade, Merger, Stack, borrowed_keys, ptr
 from vance_cli.schema.nodes import (
     ASSERTING,
     LIST_KEYS,
@@ -476,7 +476,24 @@ class Walker(Merger):
                     "forbid that key)",
                 )
 
-    def free_key(self, parts: tuple[str, ...], name: str) -> None:
+    def too_deep(self) -> None:
+        if self.strict:
+            raise NotStrict(
+                "(schema)",
+                "a schema whose if/then/else, allOf, anyOf and $ref parts nest more than 48 levels deep "
+                "at one object (the keys they declare cannot all be listed; closed by strict mode, the "
+                "object would forbid the others)",
+            )
+
+    def free_key(self, parts: tuple[str, ...], name: str, *, costly: bool = False) -> None:
+        if self.strict and costly:
+            raise NotStrict(
+                ptr(parts),
+                f"an object where only conditional parts declare {name!r}, over more cases than strict mode "
+                f"decides ({CASE_BUDGET} schemas and cases, nested if/then/else over a discriminator; closed "
+                f"by strict mode, a schema for {name!r} that some case leaves free would forbid valid answers; "
+                f"declaring {name!r} in the object's own properties keeps strict)",
+            )
         if self.strict:
             raise NotStrict(
                 ptr(parts),
