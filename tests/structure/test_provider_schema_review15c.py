@@ -173,3 +173,14 @@ def test_a_second_if_then_else_is_reported_removed_not_conflicting(family):
     assert not any("conflicting" in line for line in plan.downgrades), plan.downgrades
     for keyword in ("if", "then", "else"):
         assert f"(root): {keyword} removed (not enforced by openai; checked locally)" in plan.downgrades
+
+
+def test_a_long_ref_chain_inlined_for_anthropic_stops_at_a_depth_and_says_so():
+    """Anthropic's plan inlines every $ref (litellm sends no $defs there): 250 refs one inside another
+    overflowed the recursion; past INLINED_MAX_DEPTH the ref is sent as any value, checked locally."""
+    from vance_cli.llm.output.anthropic import INLINED_MAX_DEPTH
+
+    plan = build_plan(_chain(250), FAMILIES["anthropic"], name="x")
+    assert any(f"inlined more than {INLINED_MAX_DEPTH} deep" in line for line in plan.downgrades), plan.downgrades
+    ok = build_plan(_chain(8), FAMILIES["anthropic"], name="x")
+    assert not any("inlined more than" in line for line in ok.downgrades)

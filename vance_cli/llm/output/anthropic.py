@@ -40,6 +40,7 @@ MIN_ITEMS_MAX = 1  # minItems only 0 or 1
 MAX_OPTIONAL_PARAMETERS = 24
 MAX_UNION_PARAMETERS = 16
 INLINED_MAX_CHARS = 2_000_000  # past this the schema sent would be unreasonably large (litellm stops at 10 MB)
+INLINED_MAX_DEPTH = 32  # $refs inlined one inside another: a longer chain is sent as any value (or strict off)
 
 
 def regex_unsupported(pattern: str) -> str | None:
@@ -136,7 +137,14 @@ def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = Fa
                 if ref not in sizes:
                     sizes[ref] = _size(raw)
                 budget[0] -= sizes[ref]
-                if budget[0] < 0:
+                if len(stack) > INLINED_MAX_DEPTH:
+                    if strict:
+                        raise NotStrict("(schema)", f"$refs inlined more than {INLINED_MAX_DEPTH} deep, as litellm "
+                                        "would send them to Anthropic", limit=True)
+                    note(where, f"$ref {ref} sent as any value (inlined more than {INLINED_MAX_DEPTH} deep, as "
+                         "litellm would send it to Anthropic; checked locally)")
+                    target = {}
+                elif budget[0] < 0:
                     if strict:
                         raise NotStrict("(schema)", f"a schema that, with every definition inlined as litellm sends it "
                                         f"to Anthropic, would pass {INLINED_MAX_CHARS} characters", limit=True)
