@@ -40,7 +40,7 @@ MIN_ITEMS_MAX = 1  # minItems only 0 or 1
 MAX_OPTIONAL_PARAMETERS = 24
 MAX_UNION_PARAMETERS = 16
 INLINED_MAX_CHARS = 2_000_000  # past this the schema sent would be unreasonably large (litellm stops at 10 MB)
-INLINED_MAX_DEPTH = 32  # $refs inlined one inside another: a longer chain is sent as any value (or strict off)
+INLINED_MAX_DEPTH = 64  # $refs inlined one inside another (as deep as a caller's schema may nest): a longer chain is sent as any value (or strict off)
 
 
 def regex_unsupported(pattern: str) -> str | None:
