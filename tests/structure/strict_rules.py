@@ -370,6 +370,7 @@ def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
     (constrained), the limits and recursion, counted by litellm's own counters."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # (as vance's litellm_model: no fetch)
     from litellm.litellm_core_utils.prompt_templates.json_schema_utils import (
+        is_object_schema,
         schema_optional_property_count,
         schema_union_property_count,
     )
@@ -387,6 +388,14 @@ def _anthropic_wire_problems(schema: dict[str, Any]) -> list[str]:
             problems.append(f"(output_format): {unions} parameters with union types (limit {ANTHROPIC_MAX_UNIONS})")
         if isinstance(sent, dict) and _ref_cycle(sent):
             problems.append("(output_format): a recursive schema")
+        # litellm's filter_anthropic_output_schema sets additionalProperties: false on every object
+        # (type object): one the schema leaves open then forbids the keys it allows (review 15c).
+        problems += [
+            f"(output_format): {path or '(root)'}: an object the schema leaves open, closed by litellm "
+            "(additionalProperties: false): keys it allows are forbidden"
+            for path, node in subschemas(schema)
+            if is_object_schema(node) and node.get("additionalProperties") is not False
+        ]
     return problems
 
 

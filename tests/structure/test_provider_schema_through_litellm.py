@@ -138,3 +138,37 @@ async def test_anthropic_past_the_optional_limit_goes_out_as_the_json_tool_call_
         body = server.requests[-1]
     assert out.status == "ok" and out.data == {"o1": "x"}
     assert "output_format" not in body and sent_schema(body)["additionalProperties"] is True
+
+
+# e2e finding (issue 15, review 15c): an object the caller leaves open (properties, no
+# additionalProperties) is not "open" by litellm's own test (json_schema_utils._is_open_object), so
+# litellm sent the schema as Anthropic's output_format, and its filter_anthropic_output_schema set
+# additionalProperties: false on every object: the extra key the caller's schema allows was forbidden.
+# The plan sends such objects with additionalProperties: true; litellm then takes its json_tool_call
+# tool for the whole schema and sends it unfiltered (the plan as it is, other objects still closed).
+OPEN = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+NESTED_OPEN = {
+    "type": "object",
+    "properties": {"inner": {"type": "object", "properties": {"x": {"type": "integer"}}},
+                   "shut": {"type": "object", "properties": {"y": {"type": "integer"}}, "additionalProperties": False}},
+    "required": ["inner"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(("schema", "answer"), [
+    (OPEN, {"a": 1, "b": 2}),
+    (NESTED_OPEN, {"inner": {"x": 1, "extra": [True]}, "shut": {"y": 2}}),
+], ids=["root", "nested"])
+async def test_anthropic_request_accepts_the_extra_keys_an_open_object_allows(schema, answer):
+    import jsonschema
+
+    jsonschema.validate(answer, schema)  # (the caller's schema accepts it)
+    out, sent = await _call("anthropic/claude-sonnet-4-5", ANTHROPIC, schema, answer)
+    assert out.status == "ok" and out.data == answer
+    assert jsonschema.Draft202012Validator(sent).is_valid(answer), sent
+    plan = build_plan(schema, ANTHROPIC, allow_need=False)
+    assert sent == plan.schema  # the json_tool_call tool: the plan unfiltered
+    if schema is NESTED_OPEN:  # what the caller closed stays closed
+        assert not jsonschema.Draft202012Validator(sent).is_valid({"inner": {}, "shut": {"z": 1}})
+        assert not jsonschema.Draft202012Validator(sent).is_valid({"inner": {}, "z": 1})

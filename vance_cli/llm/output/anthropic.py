@@ -19,6 +19,10 @@ What litellm (``AnthropicConfig``) does with the schema decides the rest (review
   (Anthropic's JSON outputs, constrained, with the limits above), else a plain ``json_tool_call``
   tool (not constrained, no limits); so the limits hold for every plan that goes out closed, and a
   plan past them is sent with an open root (``Anthropic.tidy``), strict off;
+- on the ``output_format`` path it sets ``additionalProperties: false`` on every object, and an
+  object with ``properties`` and no ``additionalProperties`` is not open by its test: so a plan that
+  is not strict sends every object the caller leaves open with ``additionalProperties: true``
+  (``left_open_sent_open``; review 15c), and litellm sends it as its tool, unfiltered;
 - it rewrites every ``$ref`` to ``/$defs/<last segment>`` (``"#"`` resolves to nothing, and on the
   tool path no ref keeps its ``#``), and on the ``output_format`` path inlines every definition,
   once per reference (leaving a recursive one dangling; a boolean definition crashes it): so the
@@ -33,7 +37,7 @@ from typing import Any
 
 from vance_cli.llm.output.merge import KEEP_ANNOTATIONS, Downgrade, ptr
 from vance_cli.llm.output.walker import BASE_KEYWORDS, Family, NotStrict, enum_values_as_types, provider_nodes
-from vance_cli.schema.nodes import LIST_KEYS, MAP_KEYS, ONE_KEYS, asserting
+from vance_cli.schema.nodes import LIST_KEYS, MAP_KEYS, ONE_KEYS, asserting, node_types
 from vance_cli.schema.refs import def_of
 
 MIN_ITEMS_MAX = 1  # minItems only 0 or 1
@@ -186,6 +190,29 @@ def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = Fa
     return out
 
 
+def left_open_sent_open(node: Any) -> Any:
+    """``node`` with every object it leaves open (``properties`` or an object type, no
+    ``additionalProperties``) sent with ``additionalProperties: true``: the same schema, said so
+    that litellm reads it as open. Otherwise litellm finds no open object, sends the schema as
+    ``output_format`` and closes every object there (``filter_anthropic_output_schema``), forbidding
+    the keys the caller's schema allows. A strict plan has every object closed: nothing changes."""
+    if isinstance(node, list):
+        return [left_open_sent_open(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ONE_KEYS or key in LIST_KEYS:
+            out[key] = left_open_sent_open(value)
+        elif key in MAP_KEYS and isinstance(value, dict):
+            out[key] = {k: left_open_sent_open(v) for k, v in value.items()}
+        else:
+            out[key] = value
+    if "additionalProperties" not in out and (isinstance(out.get("properties"), dict) or "object" in node_types(out)):
+        out["additionalProperties"] = True
+    return out
+
+
 def goes_out_closed(provider: Any) -> bool:
     """Whether litellm sends ``provider`` as Anthropic's ``output_format`` (constrained, with the
     limits) rather than as its json_tool_call tool: no open object in it, the way litellm's
@@ -240,12 +267,13 @@ class Anthropic(Family):
         return provider
 
     def tidy(self, provider: dict[str, Any], notes: list[str]) -> dict[str, Any]:
-        """Every plan: no ref (``inline_refs``), complex enums as their types; a schema past the
-        limits that litellm would still send as ``output_format`` (no open object: litellm picks
-        the wire by the schema, not by ``strict``) goes out with an open root, as its json_tool_call
-        tool, which has no such limits."""
+        """Every plan: no ref (``inline_refs``), complex enums as their types, the objects left open
+        said open (``left_open_sent_open``: none in a strict plan); a schema past the limits that
+        litellm would still send as ``output_format`` (no open object: litellm picks the wire by the
+        schema, not by ``strict``) goes out with an open root, as its json_tool_call tool, which has
+        no such limits."""
         provider = enum_values_as_types(provider, notes, _simple, "anthropic's enum takes no objects or arrays")
-        provider = inline_refs(provider, notes)
+        provider = left_open_sent_open(inline_refs(provider, notes))
         problem = limits_passed(provider)
         if problem and goes_out_closed(provider):
             provider = {**provider, "additionalProperties": True}
