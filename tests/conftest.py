@@ -23,6 +23,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 # Set before anything imports vance_cli: subprocesses inherit it, so no test reaches a real provider.
 os.environ["VANCE_ALLOW_MODEL_REQUESTS"] = "0"
+# Tests that import litellm themselves (the provider-schema checks read what litellm would send):
+# without this litellm fetches its price list from the internet on import (vance sets it too).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _VANCE_ENV = ("VANCE_MODEL", "VANCE_API_BASE", "VANCE_API_KEY", "VANCE_TRANSPORT", "VANCE_DEBUG", "VANCE_SANDBOX")
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")

@@ -48,11 +48,29 @@ def test_open_object_property_names_llama_cpp_can_exclude(name, extra):
         schema["additionalProperties"] = extra
     plan = build_plan(schema, OLLAMA, name="x")
     assert _broken_not_strings(plan.schema) == [], plan.schema
-    assert any("additionalProperties" in line and "llama.cpp" in line for line in plan.downgrades), plan.downgrades
+    assert any("properties removed" in line and "llama.cpp" in line for line in plan.downgrades), plan.downgrades
     assert llama_cpp_problems(plan.schema) == []
-    # the closed object still takes the declared keys (the rest is checked locally)
+    # sent as any object: it takes the declared keys and every other key the caller allows (review
+    # 15d: closing it forbade those); the rest is checked locally
     reading, _ = llama_cpp_reading(plan.schema)
     assert make_validator(reading).is_valid({name: 1, "n": "x"})
+    assert make_validator(reading).is_valid({name: 1, "n": "x", "other": 2})
+
+
+REVIEW_15D = [
+    ({"type": "object", "properties": {"größe": {"type": "integer"}}}, {"größe": 1, "farbe": "rot"}),
+    ({"type": "object", "properties": {"größe": {"type": "integer"}}, "patternProperties": {"^x": {"type": "integer"}}},
+     {"größe": 1, "x1": 2}),
+    ({"type": "object", "properties": {"a]b": {"type": "integer"}}, "additionalProperties": {"type": "integer"}}, {"a]b": 1, "q": 2}),
+]
+
+
+@pytest.mark.parametrize("schema,answer", REVIEW_15D)
+def test_an_open_object_with_an_unusual_name_takes_the_keys_the_caller_allows(schema, answer):
+    assert make_validator(schema).is_valid(answer)
+    plan = build_plan(schema, OLLAMA, name="x")
+    sent = {"result": answer} if plan.envelope else answer
+    assert make_validator(llama_cpp_reading(plan.schema)[0]).is_valid(sent), f"forbidden by {plan.schema}"
 
 
 @pytest.mark.parametrize("name", ["größe", "a]b", "back\\slash"])
@@ -73,7 +91,7 @@ def test_a_hyphen_the_negated_class_reads_as_a_range():
     schema = {"type": "object", "properties": {"a-b": {"type": "integer"}, "ac": {"type": "integer"}}, "additionalProperties": True}
     assert llama_cpp_problems(schema) != []
     plan = build_plan(schema, OLLAMA, name="x")
-    assert "additionalProperties" not in plan.schema and llama_cpp_problems(plan.schema) == []
+    assert "properties" not in plan.schema and llama_cpp_problems(plan.schema) == []
 
 
 REF_DATA = {

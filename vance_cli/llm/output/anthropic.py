@@ -96,7 +96,8 @@ def _size(node: Any) -> int:
     return len(json.dumps(node, ensure_ascii=False, default=str))
 
 
-def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = False) -> dict[str, Any]:
+def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = False,
+                over: list[str] | None = None) -> dict[str, Any]:
     """``provider`` with no ``$ref`` and no ``$defs``: what litellm sends to Anthropic, made here.
 
     litellm rewrites every ``$ref`` of a response_format to ``/$defs/<last segment>``
@@ -105,13 +106,14 @@ def inline_refs(provider: dict[str, Any], notes: list[str], *, strict: bool = Fa
     (``unpack_defs``, which takes no boolean definition) and drops ``$defs``, leaving a recursive
     ref dangling. So every ref is inlined here; a ref back into a definition being inlined (and
     ``"#"``) is sent as any value, a boolean schema as ``{}``, each with a downgrade line (checked
-    locally). Past ``INLINED_MAX_CHARS`` the refs left are sent as any value too (one line), or,
-    ``strict``, NotStrict (a strict schema has no unconstrained node)."""
+    locally). Past ``INLINED_MAX_CHARS`` the refs left are sent as any value too (one line, and
+    their places appended to ``over``), or, ``strict``, NotStrict (a strict schema has no
+    unconstrained node)."""
     defs = provider.get("$defs") if isinstance(provider.get("$defs"), dict) else {}
     body = {k: v for k, v in provider.items() if k != "$defs"}
     budget = [INLINED_MAX_CHARS]
     sizes: dict[str, int] = {}
-    over: list[str] = []  # where a ref was left past the budget
+    over = [] if over is None else over  # where a ref was left past the budget
 
     def note(where: str, why: str) -> None:
         line = Downgrade(where or "(root)", why, sent=True)
@@ -273,12 +275,15 @@ class Anthropic(Family):
         schema, not by ``strict``) goes out with an open root, as its json_tool_call tool, which has
         no such limits."""
         provider = enum_values_as_types(provider, notes, _simple, "anthropic's enum takes no objects or arrays")
-        provider = left_open_sent_open(inline_refs(provider, notes))
+        over: list[str] = []
+        provider = left_open_sent_open(inline_refs(provider, notes, over=over))
         problem = limits_passed(provider)
+        if not problem and over:  # (review 15d: a schema that large is a grammar too large to compile)
+            problem = f"the schema with every definition inlined would pass {INLINED_MAX_CHARS} characters"
         if problem and goes_out_closed(provider):
             provider = {**provider, "additionalProperties": True}
-            notes.append(Downgrade("(root)", f"additionalProperties set to true: {problem} per request of "
-                                   "Anthropic's JSON outputs, so litellm is made to send it as a plain tool "
+            notes.append(Downgrade("(root)", f"additionalProperties set to true: {problem} (Anthropic's JSON "
+                                   "outputs), so litellm is made to send it as a plain tool "
                                    "(json_tool_call, not constrained); checked locally", sent=True))
         return provider
 

@@ -24,7 +24,8 @@ per node (``SchemaConverter::visit``), which is not JSON Schema:
   ``$ref`` is sent without its object's properties, an enum/const value holding one as its types;
 - an open object's "other key" rule (``_not_strings``) writes each byte of the property names as a
   GBNF class: an object with a name outside plain printable ASCII (or with ``"\\]^[``, or a ``-`` that
-  the negated class of the next bytes after a common prefix reads as a range) is sent closed.
+  the negated class of the next bytes after a common prefix reads as a range) is sent as any object
+  (closed, it would forbid the other keys the caller allows).
 
 What it cannot enforce is removed with a downgrade line and checked locally.
 """
@@ -300,11 +301,12 @@ class _Tidy:
             out["additionalProperties"] = True  # open, as the caller's schema is: llama.cpp closes it otherwise
         if isinstance(out.get("properties"), dict) and out.get("additionalProperties", False) is not False:
             odd = key_rule_ok(list(out["properties"]))
-            if odd is not None:
-                del out["additionalProperties"]  # closed: llama.cpp's default
-                self.note(where, f"additionalProperties removed: llama.cpp's rule for other keys cannot exclude the "
-                          f"property name {odd!r} (non-ASCII or GBNF class syntax); keys not declared are not produced, "
-                          "checked locally")
+            if odd is not None:  # closing it would forbid the other keys the caller allows: any object
+                for k in ("properties", "required", "additionalProperties", "patternProperties"):
+                    out.pop(k, None)
+                self.note(where, f"properties removed: llama.cpp's rule for other keys cannot exclude the property "
+                          f"name {odd!r} (non-ASCII or GBNF class syntax), and closing the object would forbid the "
+                          "other keys it allows (sent as any object; checked locally)")
         if "items" in out:
             if out["items"] is False:
                 out["items"], out["maxItems"] = {"type": list(ALL_TYPES)}, 0
