@@ -391,6 +391,28 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             if len(e.absolute_path) == 1 and e.instance is None and isinstance(e.absolute_path[0], str)
         }
 
+    def blocking(sub: Any, value: Any, keep: set[str] | frozenset[str]) -> set[tuple[Any, ...]]:
+        """What ``sub`` rejects in ``value`` beyond the nulls of optional keys (not in ``keep``):
+        those a later step of the strip may still drop; anything else stays."""
+        allows(sub, value)  # makes the validator
+        try:
+            errors = list(validators[id(sub)].iter_errors(value))
+        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
+            return set()
+        return {
+            (tuple(e.absolute_path), e.validator)
+            for e in errors
+            if not (e.instance is None and e.absolute_path and not (len(e.absolute_path) == 1 and e.absolute_path[0] in keep))
+        }
+
+    def holds_with(node: dict[str, Any], alt: Any, candidate: Any, value: Any, here: frozenset[str]) -> bool:
+        """Whether an alternative's strip holds with the node around it (its siblings: the node's
+        own properties, allOf, ...): the node rejects nothing more in ``candidate`` than in
+        ``value`` but injected nulls still to drop. A key the chosen alternative requires is not
+        one (its null under a sibling that rejects it means that alternative does not hold)."""
+        keep = here | required_of(alt) if isinstance(candidate, dict) else here
+        return blocking(node, candidate, keep) <= blocking(node, value, here)
+
     merger = Merger(prepared)
 
     def declared(node: Any, value: Any, depth: int = 0) -> tuple[dict[str, list[Any]], set[str]]:
@@ -451,7 +473,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
             if isinstance(alts, list):
                 for alt, widened in zip(alts, shared(node, alts), strict=True):
                     candidate = strip(_copy(value), widened, depth + 1, seen, here)
-                    if candidate != value and allows(alt, candidate):
+                    if candidate != value and allows(alt, candidate) and holds_with(node, alt, candidate, value, here):
                         value = candidate
                         break
         if isinstance(value, dict):
