@@ -582,7 +582,8 @@ class Merger:
 
         ``sources`` each always apply (a removed if/then/else comes as one ``{"if", "then",
         "else"}``): a key gets the schema the node itself gives it (``additionalProperties``), or
-        the branches' schemas where they hold it in every case, else ``free_key`` is told."""
+        the branches' schemas where they hold it in every case, else any value (``{}``) and ``free_key``
+        is told."""
         declared: dict[str, list[Any]] = {}
         for src in sources:
             for k, v in self.declared(src, stack).items():
@@ -618,8 +619,10 @@ class Merger:
                 if cover == []:
                     continue  # forbidden in every case
                 if cover is None:
+                    # (not strict) any value: a branch's schema would forbid the value a case
+                    # that leaves the key free allows
                     self.free_key(parts, name, costly=budget[0] < 0)
-                    schemas = schemas or [{}]  # (not strict) any value where nothing gives it a schema
+                    schemas = [{}]
                 else:
                     schemas = schemas + [c for c in cover if not any(c is s for s in schemas)]
             unique: list[Any] = []
