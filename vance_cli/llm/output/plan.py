@@ -377,14 +377,18 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
         except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
             return True
 
+    def errors_of(sub: Any, value: Any) -> list[Any]:
+        """``sub``'s errors in ``value`` (none where a ref does not resolve: the validator reports it later)."""
+        allows(sub, value)  # makes the validator
+        try:
+            return list(validators[id(sub)].iter_errors(value))
+        except Exception:  # noqa: BLE001 - an unresolvable ref
+            return []
+
     def rejected_nulls(sub: Any, value: dict[str, Any]) -> set[str]:
         """The keys of ``value`` whose null ``sub`` rejects where it stands (an error at exactly
         that field, from its own schema or a branch that applies; not one alternative's)."""
-        allows(sub, value)  # makes the validator
-        try:
-            errors = list(validators[id(sub)].iter_errors(value))
-        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
-            return set()
+        errors = errors_of(sub, value)
         return {
             e.absolute_path[0]
             for e in errors
@@ -394,11 +398,7 @@ def strip_injected_nulls(data: Any, schema: Any, validator: Any = None) -> Any:
     def blocking(sub: Any, value: Any, keep: set[str] | frozenset[str]) -> set[tuple[Any, ...]]:
         """What ``sub`` rejects in ``value`` beyond the nulls of optional keys (not in ``keep``):
         those a later step of the strip may still drop; anything else stays."""
-        allows(sub, value)  # makes the validator
-        try:
-            errors = list(validators[id(sub)].iter_errors(value))
-        except Exception:  # noqa: BLE001 - an unresolvable ref: the validator reports it later
-            return set()
+        errors = errors_of(sub, value)
         return {
             (tuple(e.absolute_path), e.validator)
             for e in errors
