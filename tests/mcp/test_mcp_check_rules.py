@@ -62,20 +62,14 @@ def test_a_runs_grant_approves_only_the_tools_it_lists():
     from vance_cli.config.scopes import Scopes
     from vance_cli.config.settings import Settings
     from vance_cli.runtime.approvals import ApprovalGate
-    from vance_cli.store.process import Process
-    from vance_cli.tools.approval import ALLOW, PENDING, grant_run
+    from tests.runtime.test_approvals import granted_run
+    from vance_cli.tools.approval import ALLOW, PENDING
     from vance_cli.tools.base import Tool, ToolContext, ToolResult
     from vance_cli.tools.registry import builtin_registry
 
     scopes = Scopes.discover()
     gate = ApprovalGate(scopes, Settings.load(scopes))
-    run = Process(engine="benjy", recipe={"name": "b", "engine": "benjy"})
-    grant_run(run.engine_params, by="the MCP client", tools=["file_write"], check="pytest")
-    worker = Process(engine="ford", recipe={"name": "w", "engine": "ford"}, parent=run.id)
-
-    class Host:
-        def find(self, pid):
-            return run if pid == run.id else None
+    _, worker, host = granted_run("the MCP client")
 
     async def note(args, ctx):
         return ToolResult("noted")
@@ -84,7 +78,7 @@ def test_a_runs_grant_approves_only_the_tools_it_lists():
     ctx = ToolContext(workspace=scopes.cwd, settings=gate.settings, process_id=worker.id)
 
     def decide(tool, args):
-        return asyncio.run(gate.approve(worker, tool, "c1", args, ctx, host=Host()))[0]
+        return asyncio.run(gate.approve(worker, tool, "c1", args, ctx, host=host))[0]
 
     assert decide(builtin_registry().get("file_write"), {"path": "a.txt", "content": "x"}).verdict == ALLOW
     assert decide(mcp_note, {}).verdict == PENDING  # approved by the run's grant before

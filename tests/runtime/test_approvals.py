@@ -93,21 +93,28 @@ def test_the_unconfined_notice_is_said_once_per_session(monkeypatch):
     assert first.notice and second.notice is None
 
 
-def test_an_approved_run_allows_its_workers_calls_and_an_untrusted_file_does_not():
+def granted_run(by: str):
+    """A Benjy run approved by ``by`` (file_write for its workers, check ``pytest``), one worker of
+    it, and a host that finds the run: (run, worker, host)."""
     run = Process(engine="benjy", recipe={"name": "b", "engine": "benjy"})
-    grant_run(run.engine_params, by="you", tools=["file_write"], check="pytest")
+    grant_run(run.engine_params, by=by, tools=["file_write"], check="pytest")
     worker = Process(engine="ford", recipe={"name": "w", "engine": "ford"}, parent=run.id)
 
     class Host:
         def find(self, pid):
             return run if pid == run.id else None
 
-    assert approved_run(worker, Host()) == run.id
+    return run, worker, Host()
+
+
+def test_an_approved_run_allows_its_workers_calls_and_an_untrusted_file_does_not():
+    run, worker, host = granted_run("you")
+    assert approved_run(worker, host) == run.id
     gate = _gate()
-    assert _ask(gate, "file_write", {"path": "a", "content": "x"}, process=worker, host=Host())[0].verdict == ALLOW
+    assert _ask(gate, "file_write", {"path": "a", "content": "x"}, process=worker, host=host)[0].verdict == ALLOW
     tool = builtin_registry().get("file_write")
     ctx = ToolContext(workspace=Scopes.discover().cwd, process_id=worker.id)
-    decision, _ = asyncio.run(gate.approve(worker, tool, "c", {"path": "a", "content": "x"}, ctx, host=Host(), untrusted=True))
+    decision, _ = asyncio.run(gate.approve(worker, tool, "c", {"path": "a", "content": "x"}, ctx, host=host, untrusted=True))
     assert decision.verdict == PENDING  # a process file from an untrusted folder cannot grant itself
     assert APPROVED_RUN in run.engine_params
 
