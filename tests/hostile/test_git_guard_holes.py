@@ -166,8 +166,13 @@ def test_work_in_a_repository_that_was_there_is_left_alone(tmp_path):
 
 # --------------------------------------------------------------------------- F3 detached planters
 
-# Waits, then makes a repository (its config could hold anything) and a marker file.
-PLANTER = "setsid sh -c 'sleep {d}; git init -q late; touch planted' >/dev/null 2>&1 </dev/null &"
+# Writes its shell's pid to `armed`, waits, then makes a repository (its config could hold anything)
+# and a marker file. Each command below waits for `armed` before it goes on, so the planter is
+# known to be running when the command ends, times out or is cancelled; the test then checks that
+# its shell is gone (nothing left to plant), not a race between its sleep and the kill (which a
+# loaded machine, CI at load 9, lost by half a second).
+PLANTER = ("setsid sh -c 'echo $$ > armed.tmp; mv armed.tmp armed; sleep {d}; git init -q late; touch planted' "
+           ">/dev/null 2>&1 </dev/null & while [ ! -s armed ]; do sleep 0.01; done;")
 
 
 def _planter(duration: str) -> str:
@@ -178,14 +183,34 @@ def _planter(duration: str) -> str:
 def planters_ended():
     """After the test: no planter left, whatever happened."""
     yield
-    for duration in ("1.0731", "1.0732", "1.0733"):
+    for duration in ("4.0731", "4.0732", "4.0733"):
         for pid in sleepers(duration):
+            os.kill(pid, 9)
+        for pid in _planter_shells(duration):
             os.kill(pid, 9)
 
 
+def _planter_shells(duration: str) -> list[int]:
+    """Live planter shells (`sh -c '... sleep DURATION ...'`), in any PID namespace."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if argv[:2] == [b"sh", b"-c"] and f"sleep {duration};".encode() in argv[2] and state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
 def _nothing_planted_later(ws: Path, duration: str) -> None:
+    assert (ws / "armed").is_file()  # the planter was running when the command ended
+    deadline = time.monotonic() + 0.5
+    while _planter_shells(duration) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _planter_shells(duration), "the planter's shell outlived exec_run: it would plant later"
     assert gone_soon(duration, within=0.5)
-    time.sleep(2)
     assert not (ws / "planted").exists() and not (ws / "late").exists()
 
 
@@ -195,24 +220,24 @@ def test_a_detached_planter_does_not_outlive_the_command(tmp_path, mode, planter
         pytest.skip("bubblewrap does not work here")
     ws = tmp_path / "ws"
     ws.mkdir()
-    res = _exec(ws, _planter("1.0731") + " echo started", mode=mode)
+    res = _exec(ws, _planter("4.0731") + " echo started", mode=mode)
     assert "started" in res.content
-    _nothing_planted_later(ws, "1.0731")
+    _nothing_planted_later(ws, "4.0731")
 
 
 def test_a_detached_planter_does_not_outlive_a_timeout(tmp_path, planters_ended):
     ws = tmp_path / "ws"
     ws.mkdir()
-    res = _exec(ws, _planter("1.0732") + " sleep 30", timeout=0.5)
+    res = _exec(ws, _planter("4.0732") + " sleep 30", timeout=3)
     assert res.data["timed_out"]
-    _nothing_planted_later(ws, "1.0732")
+    _nothing_planted_later(ws, "4.0732")
 
 
 def test_a_detached_planter_does_not_outlive_a_cancelled_call(tmp_path, planters_ended):
     ws = tmp_path / "ws"
     ws.mkdir()
-    cancel_once_started(ws, _planter("1.0733") + " touch started; sleep 30", ws / "started")
-    _nothing_planted_later(ws, "1.0733")
+    cancel_once_started(ws, _planter("4.0733") + " touch started; sleep 30", ws / "started")
+    _nothing_planted_later(ws, "4.0733")
 
 
 # --------------------------------------------------------------------------- F4 include targets
