@@ -147,3 +147,114 @@ async def test_a_streamed_reply_renders_as_the_same_message_unstreamed(monkeypat
             return [row for row in _rows(app.export_screenshot()) if pid not in row]
 
     assert await rows(True) == await rows(False)
+
+
+# --------------------------------------------------------------------------- lists that grow
+
+LISTS = {
+    "ordered past nine": "Steps:\n\n" + "".join(f"{i}. step {i}: run the `check_{i}` tests\n" for i in range(1, 13)) + "\nDone.\n",
+    "ordered from three": "".join(f"{i}. item {i}\n" for i in range(3, 9)) + "\nafter\n",
+    "nested bullets": "".join(f"- top {i}\n  - inner {i}.1\n  - inner {i}.2\n" for i in range(1, 6)) + "\nend\n",
+    "loose": "".join(f"* loose item {i}\n\n" for i in range(1, 7)) + "tail paragraph\n",
+    "then a new list": "- a\n- b\n\n1. one\n2. two\n3. three\n",
+}
+
+
+class _Grown(App):
+    """One piece, grown line by line and mid-line the way a stream grows it (each change applied
+    before the next)."""
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Piece("")
+
+
+async def _grow(text: str, step: int = 9) -> tuple[list[str], list[list[int]]]:
+    app = _Grown()
+    rows_seen: list[list[int]] = []
+    async with app.run_test(size=(80, 400)) as pilot:
+        piece = app.query_one(Piece)
+        await pilot.pause()
+        shown = ""
+        for end in [*range(step, len(text), step), len(text)]:
+            piece.change(shown, text[:end])
+            shown = text[:end]
+            await piece._busy
+            rows_seen.append([id(row) for block in piece.children for row in block.children])
+        await pilot.pause(0.3)
+        return _rows(app.export_screenshot()), rows_seen
+
+
+async def test_a_list_that_grows_looks_like_the_list_parsed_whole():
+    for name, text in LISTS.items():
+        grown, _ = await _grow(text)
+        assert grown == await _screen_rows(Markdown(text)), name
+
+
+async def test_a_growing_list_builds_only_its_last_rows():
+    """Textual replaced a list block whole at every append: twenty items, eighty widgets built
+    again at each paint of a stream. The rows of finished items stay the same widgets."""
+    text = "".join(f"- item {i} with a few words\n" for i in range(1, 21))
+    _, seen = await _grow(text, step=len("- item 1 with a few words\n"))
+    assert len(seen[-1]) == 20
+    for before, after in zip(seen, seen[1:]):
+        assert after[: len(before) - 1] == before[:-1]  # all but the last row kept
+
+
+def test_a_growing_text_holds_back_a_line_where_a_cut_may_come():
+    text = "x" * 40 + "\n\n" + "second paragraph\n"
+    splitter = Splitter(chunk=30)
+    partial = text[: text.index("second") + 3]  # "sec": a cut comes before it once the line is whole
+    splitter.split(partial)
+    assert splitter.settled_end(partial) == text.index("second")
+    splitter.split(text)
+    assert splitter.settled_end(text) == len(text) and splitter.cuts[-1].at == text.index("second")
+    indented = "x" * 40 + "\n\n" + "  code"  # not at a line start that can be cut
+    splitter = Splitter(chunk=30)
+    splitter.split(indented)
+    assert splitter.settled_end(indented) == len(indented)
+
+
+async def test_a_streamed_text_never_shortens_a_piece(monkeypatch):
+    """Shown before its cut, the start of a line made the piece before the cut shorter later, and
+    that piece was parsed again whole. Every change of a streamed piece now extends it."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    text = reply(6)
+    changes: list[tuple[str, str]] = []
+    original = Piece.change
+
+    def recording(self, old, new):
+        if self.parked is None and old:
+            changes.append((old, new))
+        original(self, old, new)
+
+    monkeypatch.setattr(Piece, "change", recording)
+    body = MarkdownPieces("", growing=True)
+    app = _One(body)
+    async with app.run_test(size=(80, 400)) as pilot:
+        await pilot.pause()
+        for end in range(7, len(text), 7):
+            body.set_text(text[:end], growing=True)
+            await wait_for(pilot, lambda: all(p.ready for p in body.pieces) and body._retry is None)
+        body.set_text(text)
+        await wait_for(pilot, lambda: body.shown == text)
+    assert len(body._splitter.cuts) > 5 and changes
+    assert all(new.startswith(old) for old, new in changes), [(o[-30:], n[-30:]) for o, n in changes if not n.startswith(o)][:3]
+
+
+async def test_a_block_a_change_replaced_keeps_no_rendered_lines():
+    """A removed widget is cyclic garbage and waits for a full collection, with every line it
+    rendered (a Strip and its seven caches each): the lines are let go at once."""
+    app = _Grown()
+    async with app.run_test(size=(80, 20)) as pilot:
+        piece = app.query_one(Piece)
+        await pilot.pause()
+        piece.change("", "# A title that will grow")
+        await piece._busy
+        await pilot.pause(0.1)
+        (first,) = piece.children
+        assert first._styles_cache._cache  # it was painted
+        piece.change("# A title that will grow", "# A title that will grow longer\n\nand a paragraph\n")
+        await piece._busy
+        assert first not in piece.children and not first.is_attached
+        assert not first._styles_cache._cache and not first._render_cache.lines

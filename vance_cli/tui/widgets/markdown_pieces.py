@@ -31,7 +31,10 @@ from dataclasses import dataclass
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Vertical
+from textual.geometry import NULL_SIZE
+from textual.widget import Widget
 from textual.widgets import Markdown
+from textual.containers import Horizontal
 from textual.widgets.markdown import MarkdownBlock
 
 from vance_cli.tui.widgets import tcss
@@ -76,6 +79,20 @@ class Splitter:
             pos = end + 1
         self._pos = pos
         return self.cuts
+
+    def settled_end(self, text: str) -> int:
+        """How much of ``text`` (just split) a growing text shows now: all of it, but a last,
+        incomplete line where a cut may come once it is complete. Shown before the cut, it would
+        make the piece before the cut shorter afterwards, and that piece parsed again whole (a
+        list of twenty items: eighty widgets built again, a 100 ms layout). It waits for its
+        newline instead (a tenth of a second, once a piece)."""
+        pos = self._pos
+        if pos >= len(text) or self._fence is not None or pos == 0:
+            return len(text)
+        last = self.cuts[-1].at if self.cuts else 0
+        if text[pos] not in " \t" and pos - last >= self.chunk and (self._blank or self._list):
+            return pos
+        return len(text)
 
     def _line(self, pos: int, line: str) -> None:
         if self._fence is not None:
@@ -126,6 +143,75 @@ def forget_dead_styles() -> None:
         pass
 
 
+def drop_dead_lines(widgets: list[Widget]) -> None:
+    """Drop the rendered lines of ``widgets`` that are no longer in the DOM.
+
+    A removed Textual widget is cyclic garbage (parent, message queue, signals): only the cyclic
+    collector frees it, and with it every line it rendered. Each line is a ``Strip`` with seven
+    caches of its own (~16 objects), and they made most of what a full collection walked while a
+    reply streamed (a 64 KB reply: 27,000 dead strips, 191,000 of their caches, of 768,000 garbage
+    objects). Let go here, the lines go at once by reference counting; the widget alone is left
+    for the collector."""
+    for widget in widgets:
+        if widget.is_attached:
+            continue
+        try:  # Textual's private caches (8.2): a Textual without them keeps its lines, no harm
+            widget._styles_cache.clear()
+            widget._render_cache = type(widget._render_cache)(NULL_SIZE, [])
+        except (AttributeError, TypeError):  # pragma: no cover
+            return
+
+
+class _GrowingList:
+    """A list block that takes a longer version of itself by building only its last rows.
+
+    Appending to a piece parses its last top-level block again, and Textual replaces a list
+    block whole (``MarkdownBlock._update_from_block``: remove, mount the new one): while a list
+    streams in, every paint built all its items again (twenty items, eighty widgets, a layout
+    of 100 ms that held the keys). Here the rows of the items that did not change (same lines,
+    same bullet) stay; the last old row and the new ones are built. Anything else (another kind
+    of block, an ordered list whose numbers widen or start elsewhere) is replaced as Textual does."""
+
+    _row_keys: list[tuple] = []
+    _list_key: tuple = ()
+
+    def compose(self) -> ComposeResult:
+        items = [block for block in self._blocks if hasattr(block, "bullet")]  # type: ignore[attr-defined]
+        self._row_keys = [(type(block).__name__, block.source_range, block.bullet) for block in items]
+        self._list_key = self._numbering(items)
+        yield from super().compose()  # type: ignore[misc]
+
+    def _numbering(self, items: list) -> tuple:
+        return ()
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        keep = len(self._row_keys) - 1
+        if type(block) is type(self) and keep >= 0:
+            rows = list(block.compose())  # sets the new block's keys (and empties its items)
+            if block._list_key == self._list_key and block._row_keys[:keep] == self._row_keys[:keep] and len(rows) > keep:
+                old = [child for child in self.children if isinstance(child, Horizontal)]  # type: ignore[attr-defined]
+                if len(old) == keep + 1:
+                    await old[-1].remove()
+                    await self.mount_all(rows[keep:])  # type: ignore[attr-defined]
+                    self._row_keys = block._row_keys
+                    return
+            block.compose = lambda: iter(rows)  # its rows, taken above  # type: ignore[method-assign]
+        await super()._update_from_block(block)  # type: ignore[misc]
+
+
+class PieceBulletList(_GrowingList, Markdown.BLOCKS["bullet_list_open"]):  # type: ignore[misc]
+    pass
+
+
+class PieceOrderedList(_GrowingList, Markdown.BLOCKS["ordered_list_open"]):  # type: ignore[misc]
+    def _numbering(self, items: list) -> tuple:
+        try:
+            start = int(items[0].bullet) if items else 1
+        except ValueError:
+            start = 1
+        return (start, len(f"{start + len(items) - 1}. "))
+
+
 class Piece(Markdown):
     """One piece. ``append`` computes what to re-parse when it is called, so a second change while
     the first is still being applied would parse from a stale line and mount blocks twice: a piece
@@ -134,6 +220,8 @@ class Piece(Markdown):
     The margins where pieces meet are set on the first and last block after each change (inline):
     a ``:first-child`` rule would do it, but Textual restyles every block such a rule matches at
     each mount into its parent, which made every paint of a streamed list cost its whole length."""
+
+    BLOCKS = {**Markdown.BLOCKS, "bullet_list_open": PieceBulletList, "ordered_list_open": PieceOrderedList}
 
     def __init__(self, markdown: str, *, classes: str = "piece") -> None:
         super().__init__(markdown, classes=classes)
@@ -145,10 +233,13 @@ class Piece(Markdown):
         self.parked: tuple[int, int] | None = None  # (height, width) when parked (see ``park``)
 
     def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
+        before = list(self.walk_children(with_self=False))
+
         async def applied() -> None:
             await change
             self.fix_margins()
-            forget_dead_styles()  # the blocks this change replaced
+            drop_dead_lines(before)  # the blocks this change replaced
+            forget_dead_styles()
 
         self._busy = AwaitComplete(applied())
         return self._busy
@@ -167,6 +258,7 @@ class Piece(Markdown):
         self.parked = (size.height, size.width)
         self.styles.height = size.height
         self._fixed = {}
+        blocks = list(self.walk_children(with_self=False))
         removed = self.remove_children()
 
         async def let_go() -> None:
@@ -176,6 +268,7 @@ class Piece(Markdown):
             # list of displayed children (until asked again) and the cached arrangements (until
             # four newer ones; a parked piece is laid out at one size, once).
             await removed
+            drop_dead_lines(blocks)
             self.displayed_children  # noqa: B018
             clear = getattr(self, "_clear_arrangement_cache", None)  # Textual's own (widget.py)
             if clear is not None:
@@ -251,16 +344,25 @@ class MarkdownPieces(Vertical):
     DEFAULT_CSS = tcss(__file__)
     RETRY_SECONDS = 0.02
 
-    def __init__(self, text: str = "", *, classes: str | None = None) -> None:
+    def __init__(self, text: str = "", *, classes: str | None = None, growing: bool = False) -> None:
         super().__init__(classes=classes)
         self._splitter = Splitter()
         self._wanted = text
+        self._growing = growing  # a stream: its last line may wait (Splitter.settled_end)
         self._shown: list[str] = []  # the text of each mounted piece
         self._retry = None
 
+    def _showable(self) -> tuple[str, list[Cut]]:
+        """The text to show now and its cuts."""
+        text = self._wanted
+        cuts = self._splitter.split(text)
+        if self._growing:
+            text = text[: self._splitter.settled_end(text)]
+        return text, cuts
+
     def compose(self) -> ComposeResult:
-        cuts = self._splitter.split(self._wanted)
-        self._shown = pieces(self._wanted, cuts)
+        text, cuts = self._showable()
+        self._shown = pieces(text, cuts)
         for i, piece in enumerate(self._shown):
             yield self._piece(piece, i, cuts)
 
@@ -268,6 +370,10 @@ class MarkdownPieces(Vertical):
     def text(self) -> str:
         """The text asked for (shown, or about to be)."""
         return self._wanted
+
+    @property
+    def growing(self) -> bool:
+        return self._growing
 
     @property
     def shown(self) -> str:
@@ -312,15 +418,16 @@ class MarkdownPieces(Vertical):
             elif outside and i < last and piece.ready:
                 piece.park()
 
-    def set_text(self, text: str) -> None:
+    def set_text(self, text: str, *, growing: bool = False) -> None:
+        """Show ``text``; ``growing``: a stream that goes on (see ``Splitter.settled_end``)."""
         self._wanted = text
+        self._growing = growing
         if self.is_mounted:
             self._apply()
 
     def _apply(self) -> None:
         self._retry = None
-        text = self._wanted
-        cuts = self._splitter.split(text)
+        text, cuts = self._showable()
         new = pieces(text, cuts)
         widgets = list(self.query_children(Piece))
         same = 0

@@ -33,7 +33,7 @@ class StreamingMessage(MessageView):
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="message-header", markup=True)
-        yield MarkdownPieces(self.text, classes="message-body")
+        yield MarkdownPieces(self.text, classes="message-body", growing=self.streaming)
 
     def _header(self) -> str:
         return f"{self.label}  ⋯ writing" if self.streaming else f"{self.label}  [@click=copy]⧉ copy[/]"
@@ -63,8 +63,8 @@ class StreamingMessage(MessageView):
 
     def flush(self) -> None:
         bodies = list(self.query_children(MarkdownPieces))
-        if bodies and bodies[0].text != self.text:
-            bodies[0].set_text(self.text)
+        if bodies and (bodies[0].text != self.text or bodies[0].growing != self.streaming):
+            bodies[0].set_text(self.text, growing=self.streaming)
 
     def finish(self, text: str) -> None:
         """The delivered message: the streamed widgets become it (only what differs is parsed)."""
