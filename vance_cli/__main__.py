@@ -1,6 +1,6 @@
 """`python -m vance_cli` runs the CLI."""
 
-from vance_cli.entry import main
+from vance_cli.entry import script
 
 if __name__ == "__main__":
-    main()
+    script()

@@ -1,4 +1,6 @@
-"""The console script's entry: the cyclic garbage collector is paused while a command starts, then back."""
+"""The console script's entry: the cyclic garbage collector is paused while a command starts, then
+back; the process ends without the interpreter's teardown once the command is done, having run
+what ``atexit`` holds and flushed its output."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import sys
 import tomllib
 
 from tests.cli.helpers import REPO
+from tests.helpers import run_cli
 
 PROBE = """
 import gc, time
@@ -42,8 +45,8 @@ def test_the_collector_is_paused_for_the_start_up_and_turned_back_on():
 
 def test_the_console_script_and_python_m_both_go_through_the_entry():
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["vance"] == "vance_cli.entry:main"
-    assert "from vance_cli.entry import main" in (REPO / "vance_cli" / "__main__.py").read_text()
+    assert scripts["vance"] == "vance_cli.entry:script"
+    assert "from vance_cli.entry import script" in (REPO / "vance_cli" / "__main__.py").read_text()
 
 
 def test_a_quick_command_exits_at_once_despite_the_timer(vance_home):
@@ -63,3 +66,75 @@ def test_a_quick_command_exits_at_once_despite_the_timer(vance_home):
     )
     assert r.returncode == 0 and r.stdout.startswith("vance ")
     assert time.monotonic() - t0 < 60  # the timer thread is a daemon: nothing waits out its 120 s
+
+
+# A module imported at start-up (sitecustomize) whose object says when the interpreter's teardown
+# frees it, what ``atexit`` runs, and (with THREAD=1) a thread that is not a daemon, still working
+# when the command ends.
+SITE = """
+import atexit, os, threading, time
+MARKS = os.environ["MARKS"]
+
+def mark(name):
+    with open(os.path.join(MARKS, name), "w"):
+        pass
+
+class Freed:
+    def __del__(self, _open=open, _where=os.path.join(MARKS, "torn-down")):  # builtins may be gone by then
+        with _open(_where, "w"):
+            pass
+
+kept = Freed()
+atexit.register(mark, "atexit")
+if os.environ.get("THREAD") == "1":
+    def late():
+        time.sleep(0.5)
+        mark("thread")
+    threading.Thread(target=late).start()
+"""
+
+
+def _vance(tmp_path, *args, thread=False, **kw):
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITE)
+    marks = tmp_path / "marks"
+    marks.mkdir(exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO)]), "MARKS": str(marks),
+           "THREAD": "1" if thread else "0"}
+    r = subprocess.run([sys.executable, "-m", "vance_cli", *args], capture_output=True, timeout=120, env=env, **kw)
+    return r, sorted(p.name for p in marks.iterdir())
+
+
+def test_the_process_ends_without_the_teardown_after_atexit_and_with_all_its_output(tmp_path, vance_home):
+    r, marks = _vance(tmp_path, "recipes", "list", "--json")
+    assert r.returncode == 0, r.stderr
+    assert marks == ["atexit"]  # atexit ran; the module's object was never freed one by one
+    assert r.stdout.decode().rstrip().endswith(("]", "}"))  # all of it, flushed
+    for args in (["show", "no-such-process"], ["--no-such-flag"], ["structure", "--schema", str(tmp_path / "missing.json"), "x"]):
+        ended, _ = _vance(tmp_path, *args)
+        inside = run_cli(*args)  # the same command in this process: never through end()
+        assert (ended.returncode, ended.stderr.decode()) == (inside.returncode, inside.stderr), args
+        assert ended.returncode != 0
+
+
+def test_a_thread_still_working_is_waited_for_as_the_interpreter_does(tmp_path, vance_home):
+    r, marks = _vance(tmp_path, "--version", thread=True)
+    assert r.returncode == 0, r.stderr
+    assert "thread" in marks and "atexit" in marks
+
+
+def test_a_stdout_that_cannot_be_flushed_ends_with_120(tmp_path):
+    probe = (
+        "import os, sys\n"
+        "from vance_cli import entry\n"
+        "r, w = os.pipe()\n"
+        "os.close(r)\n"
+        "os.dup2(w, 1)\n"
+        "sys.stdout.write('x' * 10)\n"
+        "entry.end(0)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the text waits in the buffer
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60, env={**env, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 120, r.stderr
+    assert b"Traceback" not in r.stderr
