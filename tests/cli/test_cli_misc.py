@@ -225,9 +225,9 @@ def test_a_run_registers_only_the_command_it_names():
 def test_a_one_shot_turn_with_a_real_model_string_loads_no_demo_module(fake_openai):
     # Found by review of issue 14: the commands' model factory imported the demo's brain to read its
     # prefix, so every `vance chat -p` paid for the demo's texts and scripted answers.
-    probe = ("import sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"
-             "try:\n    runpy.run_module('vance_cli', run_name='__main__')\n"
-             "finally:\n    print('DEMO=' + ','.join(m for m in sys.modules if m.startswith('vance_cli.demo')), file=sys.stderr)\n")
+    probe = ("import atexit, sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"  # atexit: the script ends with os._exit after it
+             "atexit.register(lambda: print('DEMO=' + ','.join(m for m in sys.modules if m.startswith('vance_cli.demo')), file=sys.stderr))\n"
+             "runpy.run_module('vance_cli', run_name='__main__')\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert r.returncode == 0 and r.stdout == "echo: hi\n", r.stderr

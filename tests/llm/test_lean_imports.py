@@ -75,9 +75,9 @@ def test_pydantic_still_finds_plugins_through_the_function_the_stand_in_replaces
 
 
 def test_the_cli_entry_point_skips_the_plugin_search(fake_openai):
-    probe = ("import sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"
-             "try:\n    runpy.run_module('vance_cli', run_name='__main__')\n"
-             "finally:\n    print('importlib.metadata' in sys.modules, file=sys.stderr)\n")
+    probe = ("import atexit, sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"  # atexit: the script ends with os._exit after it
+             "atexit.register(lambda: print('importlib.metadata' in sys.modules, file=sys.stderr))\n"
+             "runpy.run_module('vance_cli', run_name='__main__')\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

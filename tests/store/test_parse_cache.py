@@ -135,9 +135,9 @@ def test_a_cached_recipe_still_fails_validation_the_same_way(vance_home, tmp_pat
 
 
 def test_a_warm_one_shot_turn_imports_neither_parser(fake_openai, vance_home):
-    probe = ("import sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"
-             "try:\n    runpy.run_module('vance_cli', run_name='__main__')\n"
-             "finally:\n    print(sorted(m for m in ('yaml', 'tomllib') if m in sys.modules), file=sys.stderr)\n")
+    probe = ("import atexit, sys, runpy; sys.argv = ['vance', 'chat', '-p', 'hi', '-q']\n"  # atexit: the script ends with os._exit after it
+             "atexit.register(lambda: print(sorted(m for m in ('yaml', 'tomllib') if m in sys.modules), file=sys.stderr))\n"
+             "runpy.run_module('vance_cli', run_name='__main__')\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "VANCE_MODEL": "openai/m", "VANCE_API_BASE": fake_openai.url}
     runs = [subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env) for _ in range(2)]
     assert all(r.returncode == 0 and r.stdout == "echo: hi\n" for r in runs), runs[-1].stderr

@@ -115,13 +115,10 @@ def test_real_cli_subprocess_exit_codes_and_no_litellm(fake_openai, tmp_path, va
 def test_structure_path_does_not_import_litellm(fake_openai, vance_home):
     """Start-up cost: an openai/... model with an api_base uses httpx directly, never litellm."""
     code = (
-        "import sys, runpy\n"
+        "import atexit, sys, runpy\n"
         "sys.argv = ['vance', 'structure', 'four', '--schema', '{\"type\": \"object\"}']\n"
-        "try:\n"
-        "    runpy.run_module('vance_cli', run_name='__main__')\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print('LITELLM' if 'litellm' in sys.modules else 'CLEAN', file=sys.stderr)\n"
+        "atexit.register(lambda: print('LITELLM' if 'litellm' in sys.modules else 'CLEAN', file=sys.stderr))\n"
+        "runpy.run_module('vance_cli', run_name='__main__')\n"  # ends with os._exit, after atexit
     )
     fake_openai.enqueue(text=json.dumps({"result": {}, "_need": None}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("VANCE_")}
