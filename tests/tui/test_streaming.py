@@ -14,7 +14,7 @@ from tests.tui.conftest import make_app, wait_for
 from vance_cli.events import MessageDelta, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui.widgets import markdown_pieces
-from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces, Piece, Splitter, pieces
+from vance_cli.tui.widgets.markdown_pieces import Cut, MarkdownPieces, Piece, Splitter, pieces
 from vance_cli.tui.widgets.message_view import MessageView
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 from vance_cli.tui.widgets.transcript import Transcript
@@ -201,18 +201,92 @@ async def test_a_growing_list_builds_only_its_last_rows():
         assert after[: len(before) - 1] == before[:-1]  # all but the last row kept
 
 
-def test_a_growing_text_holds_back_a_line_where_a_cut_may_come():
-    text = "x" * 40 + "\n\n" + "second paragraph\n"
+def test_a_cut_at_a_growing_texts_last_line_is_decided_from_its_first_characters():
+    text = "x" * 40 + "\n\n" + "second paragraph, one long line as a model writes it\n"
+    at = text.index("second")
     splitter = Splitter(chunk=30)
-    partial = text[: text.index("second") + 3]  # "sec": a cut comes before it once the line is whole
+    partial = text[: at + 3]  # "sec": a cut comes before it, whatever the rest of the line
     splitter.split(partial)
-    assert splitter.settled_end(partial) == text.index("second")
+    assert splitter.tail(partial) == (len(partial), Cut(at, False, False))  # shown, as the next piece
     splitter.split(text)
-    assert splitter.settled_end(text) == len(text) and splitter.cuts[-1].at == text.index("second")
+    assert splitter.cuts[-1] == Cut(at, False, False) and splitter.tail(text) == (len(text), None)
+    items = "- " + "x" * 40 + "\n" + "- second item\n"
+    second = items.index("- second")
+    splitter = Splitter(chunk=30)
+    for undecided in ("-", ):  # an item marker or not? the next character says
+        splitter.split(items[:second] + undecided)
+        assert splitter.tail(items[:second] + undecided) == (second, None)
+    splitter.split(items[: second + 3])
+    assert splitter.tail(items[: second + 3]) == (second + 3, Cut(second, True, False))
+    assert Splitter(chunk=30).split(items)[-1] == Cut(second, True, False)
+    lazy = "- " + "x" * 40 + "\nlazy continuation\n"  # in a list, not an item: no cut
+    splitter = Splitter(chunk=30)
+    splitter.split(lazy[:-5])
+    assert splitter.tail(lazy[:-5]) == (len(lazy) - 5, None) and Splitter(chunk=30).split(lazy) == []
+    heading = "x" * 40 + "\n\n" + "## big\n"
+    splitter = Splitter(chunk=30)
+    splitter.split(heading[: heading.index("## big") + 2])
+    assert splitter.tail(heading[: heading.index("## big") + 2])[1] is None  # "##": big heading or not?
+    splitter.split(heading[:-2])
+    assert splitter.tail(heading[:-2])[1] == Splitter(chunk=30).split(heading)[-1] == Cut(heading.index("## big"), False, True)
     indented = "x" * 40 + "\n\n" + "  code"  # not at a line start that can be cut
     splitter = Splitter(chunk=30)
     splitter.split(indented)
-    assert splitter.settled_end(indented) == len(indented)
+    assert splitter.tail(indented) == (len(indented), None)
+
+
+def test_the_cuts_a_stream_shows_early_are_the_cuts_of_the_whole_text():
+    for text in (reply(), "".join(LISTS.values()) * 4, "intro\n\n" + FENCE * 6 + "\n" + "".join(f"- item {i}\n" for i in range(40))):
+        whole = Splitter(chunk=60).split(text)
+        grown = Splitter(chunk=60)
+        for end in range(0, len(text) + 1):
+            grown.split(text[:end])
+            shown, cut = grown.tail(text[:end])
+            early = [*grown.cuts, cut] if cut is not None else grown.cuts
+            assert early == whole[: len(early)], (end, text[max(0, end - 40):end])
+            assert all(c.at <= shown for c in early)
+
+
+async def test_a_long_paragraph_line_shows_while_it_streams(monkeypatch):
+    """Review 16m F2: the whole incomplete last line was held back where a cut may come, and a
+    model writes a paragraph as one line: the next paragraph stayed hidden until its newline."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    first = "The first paragraph says enough to fill a piece. " * 4 + "\n\n"
+    second = "The second paragraph is one long line, as a model writes it. " * 20  # no newline yet
+    body = MarkdownPieces("", growing=True)
+    app = _One(body)
+    async with app.run_test(size=(80, 60)) as pilot:
+        await pilot.pause()
+        for end in range(40, len(first + second) + 1, 40):
+            body.set_text((first + second)[:end], growing=True)
+            await wait_for(pilot, lambda: all(p.ready for p in body.pieces) and body._retry is None)
+        held = len(first + second) - len(body.shown)
+    assert held < 40, f"{held} characters of the stream not shown"
+
+
+async def test_a_reference_definition_after_a_growing_list_resolves_its_links():
+    """Review 16m F1: the rows a growing list kept were parsed before the definition came."""
+    text = "- see [docs] first\n- then the rest\n\n[docs]: https://example.com\n"
+    app = _Grown()
+    async with app.run_test(size=(80, 60)) as pilot:
+        piece = app.query_one(Piece)
+        await pilot.pause()
+        shown = ""
+        for end in (text.index("\n\n") + 1, len(text)):
+            piece.change(shown, text[:end])
+            shown = text[:end]
+            await piece._busy
+        await pilot.pause(0.3)
+        grown = _rows(app.export_screenshot())
+    assert "[docs]" not in "".join(grown)
+    assert grown == await _screen_rows_sized(Markdown(text), (80, 60))
+
+
+async def _screen_rows_sized(widget, size) -> list[str]:
+    app = _One(widget)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause(0.3)
+        return _rows(app.export_screenshot())
 
 
 async def test_a_streamed_text_never_shortens_a_piece(monkeypatch):

@@ -30,11 +30,10 @@ from dataclasses import dataclass
 
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.geometry import NULL_SIZE
 from textual.widget import Widget
 from textual.widgets import Markdown
-from textual.containers import Horizontal
 from textual.widgets.markdown import MarkdownBlock
 
 from vance_cli.tui.widgets import tcss
@@ -45,6 +44,9 @@ _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _BREAKS_LIST = re.compile(r"#{1,6}(?:[ \t]|$)|>|(?:\*[ \t]*){3,}$|(?:-[ \t]*){3,}$|(?:_[ \t]*){3,}$")
 _BIG_HEADING = re.compile(r"#{1,2}(?:[ \t]|$)")
+_UNDECIDED = re.compile(r"[-*+]|\d{1,9}[.)]?|#{1,2}")  # the start of a line that may still become an item or a big heading
+# A line that may define a link reference: Markdown resolves links above it (in the same piece)
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -80,19 +82,30 @@ class Splitter:
         self._pos = pos
         return self.cuts
 
-    def settled_end(self, text: str) -> int:
-        """How much of ``text`` (just split) a growing text shows now: all of it, but a last,
-        incomplete line where a cut may come once it is complete. Shown before the cut, it would
-        make the piece before the cut shorter afterwards, and that piece parsed again whole (a
-        list of twenty items: eighty widgets built again, a 100 ms layout). It waits for its
-        newline instead (a tenth of a second, once a piece)."""
-        pos = self._pos
-        if pos >= len(text) or self._fence is not None or pos == 0:
-            return len(text)
+    def tail(self, text: str) -> tuple[int, Cut | None]:
+        """What a growing ``text`` (just split) shows now: (how much of it, a cut at its last,
+        incomplete line or None).
+
+        ``split`` cuts only at complete lines, but the piece before a cut must never have shown
+        the line after it (that piece would get shorter, and be parsed again whole: a list of
+        twenty items is eighty widgets built again, a 100 ms layout). So where a cut may come at
+        the incomplete last line, it is decided from the line's first characters, as ``_line``
+        will decide it once the line is complete: the line starts the next piece at once. Only
+        while those first characters cannot decide it yet (``-``, ``12.``, ``#``: a list item? a
+        big heading?) is the line held back."""
+        pos, end = self._pos, len(text)
+        if pos >= end or self._fence is not None or pos == 0:
+            return end, None
+        line = text[pos:]
         last = self.cuts[-1].at if self.cuts else 0
-        if text[pos] not in " \t" and pos - last >= self.chunk and (self._blank or self._list):
-            return pos
-        return len(text)
+        if line[0] in " \t" or pos - last < self.chunk or not (self._blank or self._list):
+            return end, None  # no cut can come here
+        if not line.strip() or _UNDECIDED.fullmatch(line):
+            return pos, None  # a blank line yet? an item marker, a heading's hashes?
+        item = _ITEM.match(line) is not None
+        if self._blank or item:
+            return end, Cut(pos, item and self._list, _BIG_HEADING.match(line) is not None)
+        return end, None
 
     def _line(self, pos: int, line: str) -> None:
         if self._fence is not None:
@@ -306,9 +319,11 @@ class Piece(Markdown):
         if self.parked is not None:
             self.unpark(new)
             return
-        if self._appendable and new.startswith(old):
+        if self._appendable and new.startswith(old) and not _REFERENCE.search(new, max(0, old.rfind("\n") + 1)):
             self._then_fix(Markdown.append(self, new[len(old):]))
             return
+        # Else parsed anew; also when a line that may define a link reference came: appending
+        # parses only the last block again, and the links above it would stay unresolved.
 
         async def anew() -> None:
             await Markdown.update(self, "")
@@ -348,16 +363,20 @@ class MarkdownPieces(Vertical):
         super().__init__(classes=classes)
         self._splitter = Splitter()
         self._wanted = text
-        self._growing = growing  # a stream: its last line may wait (Splitter.settled_end)
+        self._growing = growing  # a stream: its last line starts a piece at once or waits (Splitter.tail)
         self._shown: list[str] = []  # the text of each mounted piece
         self._retry = None
 
     def _showable(self) -> tuple[str, list[Cut]]:
-        """The text to show now and its cuts."""
+        """The text to show now and its cuts (with a stream's cut at its incomplete last line:
+        ``Splitter.tail``)."""
         text = self._wanted
         cuts = self._splitter.split(text)
         if self._growing:
-            text = text[: self._splitter.settled_end(text)]
+            end, cut = self._splitter.tail(text)
+            text = text[:end]
+            if cut is not None:
+                cuts = [*cuts, cut]
         return text, cuts
 
     def compose(self) -> ComposeResult:
@@ -419,7 +438,7 @@ class MarkdownPieces(Vertical):
                 piece.park()
 
     def set_text(self, text: str, *, growing: bool = False) -> None:
-        """Show ``text``; ``growing``: a stream that goes on (see ``Splitter.settled_end``)."""
+        """Show ``text``; ``growing``: a stream that goes on (see ``Splitter.tail``)."""
         self._wanted = text
         self._growing = growing
         if self.is_mounted:
