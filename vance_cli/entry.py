@@ -15,8 +15,12 @@ modules, classes and functions freed one by one: `python -c "import litellm"` 3.
 2.6 s with ``os._exit``), the time between the last line of a `vance chat -p` or `vance structure`
 on a hosted model and the shell's prompt. What the teardown does that matters is done first: the
 functions registered with ``atexit`` (logging's flush, temporary folders, Ray's shutdown) run, and
-stdout and stderr are flushed (a closed stdout ends with 120, as Python ends). Where a thread that
-is not a daemon is still alive, the interpreter exits as usual, waiting for it.
+stdout and stderr are flushed (one that cannot be flushed ends the process with 120, as Python
+ends, and a stdout that failed for another reason than a reader gone says why on stderr). The
+interpreter exits as usual where a thread that is not a daemon is still alive (it waits for it),
+where something acts after the program (``python -i``, a profiler, a tracer such as coverage, a
+debugger, ``-X dev``), and where ``script`` is called in-process by another program rather than
+being the program.
 """
 
 from __future__ import annotations
@@ -43,35 +47,62 @@ def main() -> None:
 
 def script() -> None:
     """The console script and `python -m vance_cli`: ``main``, then the process ends at once."""
+    import sys
+
+    caller = sys._getframe(1)
+    # Only where the script is the program: its module-level code in __main__ (the console
+    # script's wrapper, vance_cli/__main__.py). A host that calls this function in-process
+    # (pytest-console-scripts, an embedding program) gets SystemExit, as from ``main``.
+    owner = caller.f_code.co_name == "<module>" and caller.f_globals.get("__name__") == "__main__"
     try:
         main()
     except SystemExit as exc:
         code = exc.code
     else:
         code = 0
+    if not owner:
+        raise SystemExit(code)
     end(code)
+
+
+def _observed() -> bool:
+    """Something acts after the program returns, or watches the teardown: python -i, a tracer
+    or profiler (coverage run, cProfile, trace, pyinstrument, a debugger), -X dev."""
+    import sys
+
+    if sys.flags.inspect or sys.flags.dev_mode or sys.gettrace() is not None or sys.getprofile() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)  # 3.12+: coverage's sys.monitoring core
+    return monitoring is not None and any(monitoring.get_tool(i) is not None for i in range(6))
 
 
 def end(code: object) -> None:
     """Exit with ``code`` (as ``sys.exit`` takes it) without the interpreter's teardown; see the
     module's docstring. Raises SystemExit instead where the teardown must run."""
+    import errno
     import os
     import sys
     import threading
 
     main_thread = threading.main_thread()
     waiting = any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not main_thread)
-    if waiting or not (code is None or isinstance(code, int)):
-        raise SystemExit(code)  # a thread to wait for, or a message to print: the usual way
+    if waiting or _observed() or not (code is None or isinstance(code, int)):
+        raise SystemExit(code)  # a thread to wait for, a tool to hand back to, a message: the usual way
     import atexit
 
     atexit._run_exitfuncs()  # as the interpreter would (each failure is printed, the rest still run)
     status = code or 0
     for stream in (sys.stdout, sys.stderr):
+        if stream is None or getattr(stream, "closed", False):
+            continue  # as Python: a closed stream is not flushed
         try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            if stream is sys.stdout and status == 0:
-                status = 120  # what Python exits with when stdout cannot be flushed at the end
+            stream.flush()
+        except Exception as exc:  # noqa: BLE001 - OSError, or whatever a replaced stream raises
+            status = 120  # as Python ends when stdout or stderr cannot be flushed
+            if stream is sys.stdout and getattr(exc, "errno", None) != errno.EPIPE:
+                try:  # a full disk, an I/O error: say so (a reader that went away needs no word)
+                    sys.stderr.write(f"vance: cannot write to stdout: {getattr(exc, 'strerror', None) or exc}\n")
+                    sys.stderr.flush()
+                except Exception:  # noqa: BLE001
+                    pass
     os._exit(status & 0xFF)
