@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -116,3 +117,37 @@ def test_the_plain_chat_reading_dev_zero_stops_with_a_clear_error(tmp_path):
     _no_crash(r)
     assert r.returncode == 2 and "longer than" in r.stderr and "fix:" in r.stderr, r.stderr
     assert os.listdir(tmp_path / "vance-home" / "processes")  # the chat was saved
+
+
+def _closed_output_run(tmp_path, args, redirect: str):
+    (tmp_path / "work").mkdir(exist_ok=True)
+    return subprocess.run(
+        ["sh", "-c", f'exec "$@" {redirect}', "sh", sys.executable, "-m", "vance_cli", *args],
+        capture_output=True, text=True, env=subprocess_env({"VANCE_HOME": str(tmp_path / "vance-home")}),
+        cwd=tmp_path / "work", timeout=180,
+    )
+
+
+@pytest.mark.parametrize("args", [["recipes", "list"], ["chat", "-p", "hi"], ["ps", "--json"]], ids=["recipes", "chat-p", "ps"])
+def test_a_closed_stdout_discards_the_output_and_says_so(tmp_path, args):
+    """`vance recipes list >&-` ended with "internal error: AttributeError" (Python has no
+    sys.stdout then); it runs as with >/dev/null and says once that the output is discarded."""
+    if args[0] == "chat":
+        args = [*args, "--model", write_script(tmp_path / "b.json", [RESPOND] * 3)]
+    nowhere = _closed_output_run(tmp_path, args, ">/dev/null")
+    closed = _closed_output_run(tmp_path, args, ">&-")
+    _no_crash(closed)
+    assert closed.returncode == nowhere.returncode == 0, closed.stderr[-600:]
+    ids = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")  # a chat's new process id
+    assert ids.sub("ID", closed.stderr) == "vance: stdout is closed; what the command prints is discarded\n" + ids.sub("ID", nowhere.stderr)
+
+
+def test_a_file_the_command_opens_never_takes_the_closed_stdouts_place(tmp_path):
+    """With descriptor 1 closed, the next file opened took it, and a child process's stdout wrote
+    into that file: here the check's output would have gone into a process file."""
+    probe = ("import os, sys\nfrom vance_cli.cli import main\nmain._closed_output_goes_nowhere()\n"
+             "fd = os.open(os.path.join(sys.argv[1], 'f'), os.O_WRONLY | os.O_CREAT)\nprint(fd, file=sys.stderr)\n")
+    r = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-c", probe, str(tmp_path)],
+                       capture_output=True, text=True, env=subprocess_env({}), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stderr.split()[-1]) > 2

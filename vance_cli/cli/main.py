@@ -136,6 +136,27 @@ def _closed_stdin_reads_as_empty() -> None:
     common.STDIN_WAS_CLOSED = True
 
 
+def _closed_output_goes_nowhere() -> None:
+    """A closed stdout or stderr (``>&-``, ``2>&-``: Python then has no sys.stdout / sys.stderr)
+    becomes /dev/null, said once on stderr when it is stdout. Else a command failed with an
+    internal error at its first output, and the next file the command opened took descriptor 1,
+    so what a child process (a check, exec_run) wrote to its stdout went into that file."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: this one
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115 - lives as long as the process
+        except OSError:
+            continue
+        setattr(sys, name, stream)
+        if name == "stdout" and sys.stderr is not None:
+            sys.stderr.write("vance: stdout is closed; what the command prints is discarded\n")
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the app; VanceError → its message and exit code, no traceback unless VANCE_DEBUG=1."""
     try:  # typer ≥ 0.20 vendors click; older releases use the click package
@@ -145,6 +166,7 @@ def run(argv: list[str] | None = None) -> None:
 
     debug = os.environ.get("VANCE_DEBUG") == "1"
     _closed_stdin_reads_as_empty()
+    _closed_output_goes_nowhere()
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["chat"]:  # the chat's first frame, before parsing (see tui/splash.py)
         from vance_cli.cli.chat import resume_argv
