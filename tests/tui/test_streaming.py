@@ -332,3 +332,13 @@ async def test_a_block_a_change_replaced_keeps_no_rendered_lines():
         await piece._busy
         assert first not in piece.children and not first.is_attached
         assert not first._styles_cache._cache and not first._render_cache.lines
+
+
+async def test_a_loose_numbered_list_streamed_numbers_like_the_whole_text():
+    """Review 16m P1: after "1. one\\n\\n" the next "1" or "2" came as a paragraph, Textual's append
+    then parsed only from there, and the next item started a new list (numbered 1, 1, 1; 8. and 9.
+    without the column 10. adds). The piece is parsed anew when its last block joins the one
+    before it."""
+    for text in ("1. one\n\n1. two\n\n1. three\n", "".join(f"{i}. item number {i}\n\n" for i in range(1, 12))):
+        grown, _ = await _grow(text, step=1)
+        assert grown == await _screen_rows(Markdown(text)), text[:40]
