@@ -117,6 +117,19 @@ def _leave_splash() -> None:
 _INTERRUPTED = "interrupted; the process state is saved (continue with: vance chat --continue, or --resume ID)"
 
 
+def _devnull_at(fd: int, mode: str, errors: str):
+    """/dev/null opened at descriptor ``fd`` (closed: Python has no stream for it) and a text
+    stream on it, or None when that fails. While ``fd`` is closed, the next file opened takes it."""
+    try:
+        devnull = os.open(os.devnull, os.O_RDONLY if mode == "r" else os.O_WRONLY)  # the lowest free: fd
+        if devnull != fd:
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        return open(fd, mode, encoding="utf-8", errors=errors, closefd=False)  # noqa: SIM115 - lives as long as the process
+    except OSError:
+        return None
+
+
 def _closed_stdin_reads_as_empty() -> None:
     """A closed stdin (``0<&-``: Python then has no sys.stdin) becomes /dev/null, so every command
     behaves as with ``</dev/null`` (the chat ends at once, nothing waits for input); reading text
@@ -125,15 +138,10 @@ def _closed_stdin_reads_as_empty() -> None:
         return
     from vance_cli.cli import common
 
-    try:
-        fd = os.open(os.devnull, os.O_RDONLY)  # the lowest free descriptor: 0
-        if fd != 0:
-            os.dup2(fd, 0)
-            os.close(fd)
-        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape", closefd=False)  # noqa: SIM115 - lives as long as the process
-    except OSError:
-        return
-    common.STDIN_WAS_CLOSED = True
+    stream = _devnull_at(0, "r", "surrogateescape")
+    if stream is not None:
+        sys.stdin = stream
+        common.STDIN_WAS_CLOSED = True
 
 
 def _closed_output_goes_nowhere() -> None:
@@ -144,13 +152,8 @@ def _closed_output_goes_nowhere() -> None:
     for fd, name in ((1, "stdout"), (2, "stderr")):
         if getattr(sys, name) is not None:
             continue
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: this one
-            if devnull != fd:
-                os.dup2(devnull, fd)
-                os.close(devnull)
-            stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115 - lives as long as the process
-        except OSError:
+        stream = _devnull_at(fd, "w", "backslashreplace")
+        if stream is None:
             continue
         setattr(sys, name, stream)
         if name == "stdout" and sys.stderr is not None:

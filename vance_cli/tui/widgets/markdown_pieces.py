@@ -166,7 +166,7 @@ def drop_dead_lines(widgets: list[Widget]) -> None:
     caches of its own (~16 objects), and they made most of what a full collection walked while a
     reply streamed (a 64 KB reply: 27,000 dead strips, 191,000 of their caches, of 768,000 garbage
     objects). Let go here, the lines go at once by reference counting; the widget alone is left
-    for the collector."""
+    for the collector. Textual's style cache lets go of them too (``forget_dead_styles``)."""
     for widget in widgets:
         if widget.is_attached:
             continue
@@ -174,7 +174,8 @@ def drop_dead_lines(widgets: list[Widget]) -> None:
             widget._styles_cache.clear()
             widget._render_cache = type(widget._render_cache)(NULL_SIZE, [])
         except (AttributeError, TypeError):  # pragma: no cover
-            return
+            break
+    forget_dead_styles()
 
 
 class _GrowingList:
@@ -246,7 +247,7 @@ class Piece(Markdown):
         self.after_cut = False  # a piece before it: its first block loses its top margin
         self.list_continues = False  # its last list goes on in the next piece: no bottom margin
         self.parked: tuple[int, int] | None = None  # (height, width) when parked (see ``park``)
-        self._parser: MarkdownIt | None = None  # for ``_last_block_stays``
+        self._parser: MarkdownIt | None = None  # for ``_append_is_exact``
 
     def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
         before = list(self.walk_children(with_self=False))
@@ -255,7 +256,6 @@ class Piece(Markdown):
             await change
             self.fix_margins()
             drop_dead_lines(before)  # the blocks this change replaced
-            forget_dead_styles()
 
         self._busy = AwaitComplete(applied())
         return self._busy
@@ -284,12 +284,11 @@ class Piece(Markdown):
             # list of displayed children (until asked again) and the cached arrangements (until
             # four newer ones; a parked piece is laid out at one size, once).
             await removed
-            drop_dead_lines(blocks)
             self.displayed_children  # noqa: B018
             clear = getattr(self, "_clear_arrangement_cache", None)  # Textual's own (widget.py)
             if clear is not None:
                 clear()
-            forget_dead_styles()
+            drop_dead_lines(blocks)
 
         self.call_later(let_go)
 
@@ -322,12 +321,9 @@ class Piece(Markdown):
         if self.parked is not None:
             self.unpark(new)
             return
-        if (self._appendable and new.startswith(old) and not _REFERENCE.search(new, max(0, old.rfind("\n") + 1))
-                and self._last_block_stays(new)):
+        if self._appendable and new.startswith(old) and self._append_is_exact(old, new):
             self._then_fix(Markdown.append(self, new[len(old):]))
             return
-        # Else parsed anew; also when a line that may define a link reference came: appending
-        # parses only the last block again, and the links above it would stay unresolved.
 
         async def anew() -> None:
             await Markdown.update(self, "")
@@ -336,12 +332,16 @@ class Piece(Markdown):
         self._appendable = True
         self._then_fix(AwaitComplete(anew()))
 
-    def _last_block_stays(self, new: str) -> bool:
-        """Textual's ``append`` parses again from where the last block starts, and only that: right
-        while a block of the whole new text starts there. Where none does, the last block joined
-        the one before it (a loose numbered list: "1. one\\n\\n2" ends in a paragraph "2", and
-        "2. two" is the list's second item, not a new list numbered from 2), so the piece is
-        parsed anew. A piece is at most a few thousand characters: one parse costs ~1 ms."""
+    def _append_is_exact(self, old: str, new: str) -> bool:
+        """Whether Textual's ``append`` of ``new`` after ``old`` shows what parsing all of ``new``
+        shows; else the piece is parsed anew. It parses again from where the last block starts,
+        and only that: wrong when a line that may define a link reference came (links above it
+        would stay unresolved), and when no block of the whole new text starts there any more
+        (the last block joined the one before it: a loose numbered list, "1. one\\n\\n2" ends
+        in a paragraph "2", and "2. two" is the list's second item, not a new list numbered from
+        2). A piece is at most a few thousand characters: one parse costs ~1 ms."""
+        if _REFERENCE.search(new, max(0, old.rfind("\n") + 1)):
+            return False
         start = self._last_parsed_line
         if not start:
             return True
