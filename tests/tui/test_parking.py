@@ -55,7 +55,8 @@ _LOOKS: dict = {}  # the reference looks (every piece built), shared by the test
 
 
 async def _look(monkeypatch, text: str, *, park: bool, streamed: bool = False, width: int | None = None):
-    """(screen at the end, screen at the top, blocks built at the end, virtual height, parked pieces)."""
+    """(screen at the end, screen at the top, blocks built at the end, virtual height, parked pieces,
+    pictured pieces at the end)."""
     key = (text, park, streamed, width)
     if key not in _LOOKS:
         _LOOKS[key] = await _make_look(monkeypatch, text, park=park, streamed=streamed, width=width)
@@ -64,6 +65,7 @@ async def _look(monkeypatch, text: str, *, park: bool, streamed: bool = False, w
 
 async def _make_look(monkeypatch, text: str, *, park: bool, streamed: bool, width: int | None):
     monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0 if park else 1000.0)
+    monkeypatch.setattr(markdown_pieces, "PICTURES", park)  # the reference: every piece its blocks
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=SIZE) as pilot:
         await _shown(app, pilot, text, streamed)
@@ -73,20 +75,22 @@ async def _make_look(monkeypatch, text: str, *, park: bool, streamed: bool, widt
         transcript = app.screen.query_one(Transcript)
         end = _screen(app)
         blocks, height = _blocks(app), transcript.virtual_size.height
-        parked = sum(1 for p in _body(app).pieces if p.parked)
+        parked = sum(1 for p in _body(app).pieces if p.state == "parked")
+        pictured = sum(1 for p in _body(app).pieces if p.state == "picture")
         transcript.scroll_home(animate=False)
-        await wait_for(pilot, lambda: _body(app).pieces[0].parked is None and _body(app).pieces[0].ready)
+        await wait_for(pilot, lambda: _body(app).pieces[0].state == "picture" or (_body(app).pieces[0].state == "blocks" and _body(app).pieces[0].ready))
         await _settle(pilot)
         top = _screen(app)
-        return end, top, blocks, height, parked
+        return end, top, blocks, height, parked, pictured
 
 
 async def test_a_long_reply_parks_what_is_far_from_the_view_and_looks_the_same(monkeypatch):
     monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
     text = reply(12)
-    end, top, blocks, height, parked = await _look(monkeypatch, text, park=True)
-    end_all, top_all, blocks_all, height_all, parked_all = await _look(monkeypatch, text, park=False)
-    assert parked_all == 0 and parked > 10  # really parked: most pieces
+    end, top, blocks, height, parked, pictured = await _look(monkeypatch, text, park=True)
+    end_all, top_all, blocks_all, height_all, parked_all, pictured_all = await _look(monkeypatch, text, park=False)
+    assert parked_all == pictured_all == 0 and parked > 10  # really parked: most pieces
+    assert pictured >= 1  # and the settled pieces near the view are pictures
     assert blocks < blocks_all / 3, (blocks, blocks_all)
     assert height == height_all  # a parked piece keeps its height: the scroll range is the same
     assert end == end_all and "That is all." in "\n".join(end)
@@ -96,9 +100,9 @@ async def test_a_long_reply_parks_what_is_far_from_the_view_and_looks_the_same(m
 async def test_a_streamed_long_reply_parks_while_it_streams(monkeypatch):
     monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
     text = reply(12)
-    end, top, blocks, height, parked = await _look(monkeypatch, text, park=True, streamed=True)
-    end_all, top_all, blocks_all, height_all, _ = await _look(monkeypatch, text, park=False)  # unstreamed
-    assert parked > 10 and blocks < blocks_all / 3
+    end, top, blocks, height, parked, pictured = await _look(monkeypatch, text, park=True, streamed=True)
+    end_all, top_all, blocks_all, height_all, *_ = await _look(monkeypatch, text, park=False)  # unstreamed
+    assert parked > 10 and pictured >= 1 and blocks < blocks_all / 3
     assert (end, top, height) == (end_all, top_all, height_all)
 
 
@@ -159,3 +163,25 @@ async def test_textual_s_style_cache_keeps_no_dead_block_after_a_streamed_reply(
         alive = len(list(app.screen.query("*"))) + 1  # the screen's own
         held = StylesCache.get_inner_outer.cache_info().currsize
         assert held <= alive, (held, alive)
+
+
+async def test_pieces_scrolled_to_are_built_when_nothing_else_refreshes(monkeypatch):
+    """Found while picturing: with no cursor blinking (the focus elsewhere) the pass after a scroll
+    ran before the screen placed the entries at the new offset, found the pieces where they were
+    (out of view) and left the ones scrolled to parked: blank lines until something else
+    refreshed the screen."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(markdown_pieces, "PICTURES", False)
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _shown(app, pilot, reply(12), streamed=False)
+        await _settle(pilot)
+        for prompt in app.screen.query("PromptInput"):
+            prompt.cursor_blink = False
+        transcript = app.screen.query_one(Transcript)
+        transcript.scroll_home(animate=False)
+        in_view = lambda: [p for p in _body(app).pieces if p.region.overlaps(transcript.region)]  # noqa: E731
+        await wait_for(pilot, lambda: in_view() and all(p.parked is None and p.ready for p in in_view()), timeout=5,
+                       describe=lambda: [(p.region.y, p.parked) for p in in_view()])
+        await _settle(pilot)
+        assert "Here is the plan:" in "\n".join(_screen(app))

@@ -54,11 +54,33 @@ def test_no_cut_inside_a_code_fence_and_list_cuts_are_marked():
     assert in_list and all(text[c.at:].startswith("- item") for c in in_list)
 
 
+_CELL = 12.2  # the width of one column in Textual's SVG screenshots
+_TEXT = re.compile(r'<text class="([^"]*)" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+
+
 def _rows(svg: str) -> list[str]:
-    rows: dict[float, list[tuple[float, str]]] = {}
-    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', svg):
-        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), html.unescape(m.group(3))))
-    return ["".join(t for _, t in sorted(v)).replace("\xa0", " ").rstrip() for _, v in sorted(rows.items())]
+    """The screen's text, row by row, each piece of text at its column."""
+    rows: dict[float, list[tuple[int, str]]] = {}
+    for m in _TEXT.finditer(svg):
+        rows.setdefault(float(m.group(3)), []).append((round(float(m.group(2)) / _CELL), html.unescape(m.group(4))))
+    out = []
+    for _, texts in sorted(rows.items()):
+        line = ""
+        for column, text in sorted(texts):
+            line = line.ljust(column) + text
+        out.append(line.replace("\xa0", " ").rstrip())
+    return out
+
+
+def _styled(svg: str) -> list[tuple]:
+    """The screen with its colours: each piece of text with its column and style, each background
+    rectangle with its columns and fill (for two screens that must look the same, not only read so)."""
+    styles = dict(re.findall(r"\.(terminal-[\w-]+) \{([^}]*)\}", svg))
+    cells = [(float(y), round(float(x) / _CELL), html.unescape(text).replace("\xa0", " "), styles.get(cls, cls))
+             for cls, x, y, text in _TEXT.findall(svg)]
+    rects = [(float(y), round(float(x) / _CELL), round(float(w) / _CELL), fill)
+             for fill, x, y, w in re.findall(r'<rect fill="([^"]*)" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)"', svg)]
+    return sorted(cells) + sorted(rects)
 
 
 class _One(App):
@@ -80,7 +102,9 @@ async def _screen_rows(widget) -> list[str]:
 
 async def test_a_message_in_pieces_looks_like_one_markdown_widget(monkeypatch):
     text = reply(6)
-    whole = await _screen_rows(Markdown(text))
+    reference = Markdown(text)
+    reference.styles.padding = 0  # as a piece has (markdown_pieces.tcss): the text at the same column
+    whole = await _screen_rows(reference)
     monkeypatch.setattr(markdown_pieces, "CHUNK", 120)
     split = MarkdownPieces(text)
     rows = await _screen_rows(split)

@@ -21,6 +21,16 @@ keeps its height as an empty widget, so a long reply costs a layout only the blo
 64 KB reply was ~1,450 block widgets and ~130 ms a layout). It is parsed again when it comes near
 the view. After a width change a parked piece's height is an estimate (its old height scaled by
 the widths) until it is shown again.
+
+A settled piece near the view is shown as a picture of itself (``Piece.picture``): once it has
+been laid out, the lines its blocks render are composed into one list of lines, and its blocks
+are removed. A piece is then one widget to lay out instead of ten to thirty, and holds a few
+objects per line instead of thousands per block (the full collections of the garbage collector
+walk every one: during a 64 KB stream they and the layouts of ~120 widgets near the view held
+keys for 30-90 ms). The picture is what the blocks showed, line for line. It is built again as
+blocks when its width or the theme changes, and when the mouse comes over it (links, hover and
+text selection belong to the blocks); a piece with something focusable or scrolled in it stays
+blocks.
 """
 
 from __future__ import annotations
@@ -30,10 +40,13 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from textual import events
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
 from textual.containers import Horizontal, Vertical
-from textual.geometry import NULL_SIZE
+from textual.geometry import NULL_SIZE, Region
+from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
@@ -41,6 +54,7 @@ from textual.widgets.markdown import MarkdownBlock
 from vance_cli.tui.widgets import tcss
 
 CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this many
+PICTURES = True  # settled pieces near the view are shown as pictures of their blocks (``Piece.picture``)
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -248,6 +262,10 @@ class Piece(Markdown):
         self.list_continues = False  # its last list goes on in the next piece: no bottom margin
         self.parked: tuple[int, int] | None = None  # (height, width) when parked (see ``park``)
         self._parser: MarkdownIt | None = None  # for ``_append_is_exact``
+        self._picture: list[Strip] | None = None  # its lines, while its blocks are gone (``picture``)
+        self._theme = ""  # the app's theme when the picture was taken
+        self._seen: object = None  # the change a layout pass found applied (``ripe``)
+        self._unpicturable: object = None  # the change whose blocks cannot be pictured
 
     def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
         before = list(self.walk_children(with_self=False))
@@ -268,10 +286,13 @@ class Piece(Markdown):
     def ready(self) -> bool:
         return self._initial_markdown is None and self._busy is not None and self._busy.is_done
 
-    def park(self) -> None:
-        """Drop the blocks, keep the height: nothing to lay out while the piece is out of view."""
+    def park(self, picture: list[Strip] | None = None) -> None:
+        """Drop the blocks, keep the height: nothing to lay out while the piece is out of view.
+        With its ``picture`` (near the view), the piece shows it instead of its blocks."""
         size = self.outer_size
         self.parked = (size.height, size.width)
+        self._picture = picture
+        self._theme = self.app.theme if picture is not None else ""
         self.styles.height = size.height
         self._fixed = {}
         blocks = list(self.walk_children(with_self=False))
@@ -300,8 +321,8 @@ class Piece(Markdown):
             self.styles.height = height
 
     def unpark(self, text: str) -> None:
-        """Parse ``text`` (the piece's own) again: it comes into view. It keeps its height until
-        its blocks are in (the text around it does not jump)."""
+        """Parse ``text`` (the piece's own) again: it comes into view. It keeps its height (and its
+        picture, if any: the blocks are painted over the same lines) until its blocks are in."""
         self.parked = None
         self._appendable = False
         update = Markdown.update(self, text)
@@ -309,8 +330,94 @@ class Piece(Markdown):
         async def built() -> None:
             await update
             self.styles.clear_rule("height")
+            self.forget_picture()
 
         self._then_fix(AwaitComplete(built()))
+
+    # --- the picture of a settled piece near the view ---------------------------------------
+
+    def ripe(self) -> bool | None:
+        """Whether the piece may be pictured now: True; not yet, ask again at a later layout pass:
+        None; no: False. Its last change must have been applied before this pass (the pass that
+        first finds it applied may run before the new blocks are laid out); not while the mouse
+        is over it (links, hover and selection belong to the blocks)."""
+        if not PICTURES or not self.ready or self.parked is not None or self._unpicturable is self._busy:
+            return False
+        if self._seen is not self._busy:
+            self._seen = self._busy
+            return None
+        return not self.is_mouse_over  # over it or over one of its blocks
+
+    def picture(self) -> list[Strip] | None:
+        """The lines the piece shows now, as laid out on its screen (its blocks composed the way
+        the screen's compositor composes them); None when it cannot be taken: something in it is
+        not laid out yet, can be focused, or scrolls (a wide code block)."""
+        try:
+            from textual._compositor import Compositor
+
+            full = self.screen._compositor.full_map
+            base = full[self].region
+        except Exception:  # noqa: BLE001 - no screen, not laid out, or a Textual without these
+            return None
+        if not base.width or not base.height:
+            return None
+        whole = Region(0, 0, base.width, base.height)
+        placed = {}
+        for widget in self.walk_children(with_self=True):
+            geometry = full.get(widget)
+            if geometry is None:
+                if widget.display:
+                    return None  # mounted after the last layout
+                continue
+            if widget is not self and (widget.focusable or widget.show_horizontal_scrollbar or widget.show_vertical_scrollbar):
+                self._unpicturable = self._busy  # not while these blocks stay (``ripe``)
+                return None
+            region = geometry.region.translate((-base.x, -base.y))
+            placed[widget] = geometry._replace(region=region, clip=whole)
+        try:
+            compositor = Compositor()
+            compositor._full_map = placed
+            compositor._full_map_invalidated = False
+            compositor.root = self
+            compositor.size = base.size
+            return compositor.render_strips()
+        except Exception:  # noqa: BLE001 - a Textual whose compositor differs: the blocks stay
+            return None
+
+    def pictured(self, width: int) -> bool:
+        """Shown from its picture at ``width`` (and the theme it was taken in)."""
+        return self._picture is not None and self.parked is not None and self.parked[1] == width and self._theme == self.app.theme
+
+    @property
+    def state(self) -> str:
+        """"blocks" (being built, or built), "picture" (its blocks' lines) or "parked" (its height only)."""
+        if self.parked is None:
+            return "blocks"
+        return "picture" if self._picture is not None else "parked"
+
+    def forget_picture(self) -> None:
+        self._picture = None
+        self._theme = ""
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        picture, size = self._picture, self.outer_size
+        if picture and len(picture) == size.height and picture[0].cell_length == size.width:
+            return [line.crop(crop.x, crop.right) for line in picture[crop.y:crop.bottom]]
+        return super().render_lines(crop)
+
+    def get_selection(self, selection):
+        if self._picture is not None and self.parked is not None:
+            return selection.extract("\n".join(line.text.rstrip() for line in self._picture)), "\n"
+        return super().get_selection(selection)
+
+    def on_enter(self, event: events.Enter) -> None:
+        if event.node is self and self._picture is not None and self.parked is not None:
+            self.post_message(MarkdownPieces.Thaw(self))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        if self._picture is not None and self.parked is not None and self._theme != self.app.theme:
+            self.post_message(MarkdownPieces.Thaw(self))
 
     def change(self, old: str, new: str) -> None:
         """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
@@ -436,23 +543,56 @@ class MarkdownPieces(Vertical):
     def pieces(self) -> list[Piece]:
         return list(self.query_children(Piece))
 
-    def park_outside(self, top: int, bottom: int) -> None:
-        """Park the settled pieces that lie wholly outside screen lines [top, bottom); show again
-        the parked ones inside. The last piece (it may still grow) is never parked."""
+    class Thaw(Message):
+        """A pictured piece is wanted as blocks (the mouse came over it, the theme changed). It goes
+        on up: the container that parks the pieces may picture it again later."""
+
+        def __init__(self, piece: Piece) -> None:
+            super().__init__()
+            self.piece = piece
+
+    def on_markdown_pieces_thaw(self, message: Thaw) -> None:
+        widgets = self.pieces
+        piece = message.piece
+        if piece in widgets and piece.parked is not None and piece._picture is not None:
+            i = widgets.index(piece)
+            if i < len(self._shown):
+                piece.unpark(self._shown[i])
+
+    def park_outside(self, top: int, bottom: int) -> bool:
+        """Park the settled pieces that lie wholly outside screen lines [top, bottom); picture the
+        settled ones inside (``Piece.picture``) and show again as blocks the parked ones inside that
+        have no picture at this width. The last piece (it may still grow) stays blocks. Returns
+        whether a piece may be pictured at a later pass (``Piece.ripe``)."""
         widgets = self.pieces
         last = len(self._shown) - 1
+        later = False
         for i, piece in enumerate(widgets):
             region = piece.region
             if not region.height:
                 continue
             outside = region.bottom <= top or region.y >= bottom
             if piece.parked is not None:
-                if not outside and i < len(self._shown):
+                if outside:
+                    piece.forget_picture()
+                    if piece.parked[1] != region.width:
+                        piece.park_width(region.width)
+                elif i < len(self._shown) and not piece.pictured(region.width):
                     piece.unpark(self._shown[i])
-                elif piece.parked[1] != region.width:
-                    piece.park_width(region.width)
-            elif outside and i < last and piece.ready:
-                piece.park()
+                    later = later or (PICTURES and i < last)  # to picture once built
+            elif i < last and not piece.ready:
+                later = later or (PICTURES and not outside)  # to picture once built
+            elif i < last:
+                if outside:
+                    piece.park()
+                    continue
+                ripe = piece.ripe()
+                picture = piece.picture() if ripe else None
+                if picture is not None:
+                    piece.park(picture)
+                elif ripe is None or (ripe and piece._unpicturable is not piece._busy):
+                    later = True  # not laid out yet
+        return later
 
     def set_text(self, text: str, *, growing: bool = False) -> None:
         """Show ``text``; ``growing``: a stream that goes on (see ``Splitter.tail``)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from vance_cli.tui import collector
 from vance_cli.tui.widgets import clean, tcss
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 from vance_cli.tui.widgets.message_view import MessageView
@@ -30,6 +31,7 @@ class StreamingMessage(MessageView):
         self._raw = ""
         self._clean = ("", "")  # (raw, cleaned): cleaned once per paint, not once per delta
         self._timer = None
+        self._holding = False  # the collector's full collections are ours while it streams
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="message-header", markup=True)
@@ -39,7 +41,26 @@ class StreamingMessage(MessageView):
         return f"{self.label}  ⋯ writing" if self.streaming else f"{self.label}  [@click=copy]⧉ copy[/]"
 
     def on_mount(self) -> None:
-        self._timer = self.set_interval(FLUSH_SECONDS, self.flush)
+        self._timer = self.set_interval(FLUSH_SECONDS, self._paint)
+        if self.streaming and not self._holding:
+            self._holding = True
+            collector.hold()
+
+    def on_unmount(self) -> None:
+        self._let_go()
+
+    def _let_go(self) -> None:
+        if self._holding:
+            self._holding = False
+            collector.release()
+
+    def _paint(self) -> None:
+        """The timer's paint; a full collection of the garbage collector instead, when one is due
+        (``tui/collector.py``: never inside the layout that follows a paint)."""
+        if self._holding and collector.due():
+            collector.collect()
+            return
+        self.flush()
 
     def show(self, call: int, text: str) -> None:
         self.call = call
@@ -72,6 +93,7 @@ class StreamingMessage(MessageView):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        self._let_go()
         self.role = "assistant"
         self.remove_class("streaming", "-streaming")
         self.add_class("-assistant")

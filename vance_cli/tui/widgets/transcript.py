@@ -22,6 +22,9 @@ from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 MAX_MOUNTED = 60
 PARK_MARGIN = 1.0  # views above and below the view whose Markdown stays built
+PICTURE_SECONDS = 0.1  # a parking pass again after this, when a piece waits to be pictured
+STALE_SECONDS = 0.02  # a pass found the entries where they were before a scroll: again after this
+STALE_PASSES = 10
 
 
 class Transcript(FollowingScroll):
@@ -34,6 +37,7 @@ class Transcript(FollowingScroll):
         self._marker = Static("", classes="pruned")
         self._stream: StreamingMessage | None = None
         self._parking_due = False
+        self._stale_passes = 0  # passes put off in a row, waiting for a layout (``park``)
 
     def on_mount(self) -> None:
         self._marker.display = False
@@ -57,17 +61,45 @@ class Transcript(FollowingScroll):
     def on_resize(self) -> None:
         self._schedule_parking()
 
+    def _laid_out_scroll(self) -> int | None:
+        """The scroll offset at which the screen last placed the entries (None: not known)."""
+        for child in reversed(self.children):
+            if child.display:
+                try:
+                    return self.content_region.y + child.virtual_region.y - child.region.y
+                except Exception:  # noqa: BLE001 - not laid out
+                    return None
+        return None
+
+    def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
+        message.stop()
+        self.set_timer(PICTURE_SECONDS, self._schedule_parking)  # to picture it again (other theme)
+
     def park(self) -> None:
-        """Park the pieces far from the view, build again the ones near it (as laid out now)."""
+        """Park the pieces far from the view, build again the ones near it (as laid out now).
+
+        A pass after a scroll can run before the screen has placed the entries at the new offset
+        (nothing else to refresh: no cursor blinking): it would find the pieces where they were.
+        Then it waits for the layout (a few times at most: an offset that never agrees, e.g. a
+        Textual whose geometry differs, must not keep a timer going)."""
         self._parking_due = False
         view = self.region
         if not view.height:
             return
+        laid = self._laid_out_scroll()
+        if laid is not None and laid != round(self.scroll_offset.y) and self._stale_passes < STALE_PASSES:
+            self._stale_passes += 1
+            self.set_timer(STALE_SECONDS, self._schedule_parking)
+            return
+        self._stale_passes = 0
         margin = round(view.height * PARK_MARGIN)
         top, bottom = view.y - margin, view.bottom + margin
+        later = False
         for entry in self.children:
             for body in entry.query_children(MarkdownPieces):
-                body.park_outside(top, bottom)
+                later |= body.park_outside(top, bottom)
+        if later:  # a piece to picture once laid out (MarkdownPieces.park_outside)
+            self.set_timer(PICTURE_SECONDS, self._schedule_parking)
 
     @property
     def entries(self) -> list[Widget]:

@@ -1,0 +1,101 @@
+"""While a reply streams, the garbage collector's full collections run between paints, never
+inside a layout (issue 16: a full collection, 25-70 ms, started inside a layout of 30-50 ms and a
+key pressed then waited for both). tui/collector.py."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from textual.screen import Screen
+
+from tests.tui.conftest import make_app, wait_for
+from tests.tui.test_streaming import reply
+from vance_cli.events import MessageDelta, MessageEvent
+from vance_cli.llm.scripted import ScriptedModel
+from vance_cli.tui import collector
+from vance_cli.tui.widgets import markdown_pieces
+
+
+@pytest.fixture
+def thresholds():
+    saved = gc.get_threshold()
+    yield
+    while collector.held():
+        collector.release()
+    gc.set_threshold(*saved)
+
+
+def test_hold_keeps_full_collections_for_later_and_release_gives_the_thresholds_back(thresholds):
+    gc.set_threshold(500, 7, 9)
+    collector.hold()
+    collector.hold()  # two streams at once
+    assert gc.get_threshold()[:2] == (500, 7) and gc.get_threshold()[2] > 10**6
+    collector.release()
+    assert collector.held() and gc.get_threshold()[2] > 10**6  # the other still streams
+    collector.release()
+    assert not collector.held() and gc.get_threshold() == (500, 7, 9)
+    collector.release()  # once too often: nothing happens
+    assert gc.get_threshold() == (500, 7, 9)
+
+
+def test_a_collection_is_due_after_as_many_young_collections_as_the_threshold_waits_for(thresholds):
+    gc.set_threshold(700, 10, 3)
+    assert not collector.due()  # not held: the collector decides itself
+    collector.hold()
+    collector.collect()
+    assert not collector.due()
+    for _ in range(3):
+        gc.collect(1)
+    assert collector.due()
+    collector.collect()
+    assert not collector.due()
+
+
+def test_release_leaves_thresholds_someone_else_set_meanwhile(thresholds):
+    collector.hold()
+    gc.set_threshold(123, 4, 5)
+    collector.release()
+    assert gc.get_threshold() == (123, 4, 5)
+
+
+async def test_no_full_collection_starts_inside_a_layout_while_a_reply_streams(thresholds, monkeypatch):
+    """Thresholds this low make a full collection every few dozen allocations: without the hold,
+    dozens start inside the layouts of the stream."""
+    gc.set_threshold(100, 2, 2)
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 300)
+    inside = {"layout": False}
+    starts: list[tuple[bool, bool]] = []  # (inside a layout, streaming) of each full collection
+
+    original = Screen._refresh_layout
+
+    def refresh_layout(self, *args, **kwargs):
+        inside["layout"] = True
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            inside["layout"] = False
+
+    def seen(phase, info):
+        if phase == "start" and info["generation"] == 2:
+            starts.append((inside["layout"], collector.held()))
+
+    monkeypatch.setattr(Screen, "_refresh_layout", refresh_layout)
+    app = make_app(ScriptedModel([]))
+    text = reply(10)
+    gc.callbacks.append(seen)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            pid = app.controller.process_id
+            for end in range(120, len(text) + 120, 120):
+                app.controller.emit(MessageDelta(pid, 1, text[:end], "respond"))
+                await pilot.pause(0.03)
+            assert collector.held()
+            streamed = [s for s in starts if s[1]]
+            app.controller.emit(MessageEvent(pid, text))
+            await wait_for(pilot, lambda: not collector.held())
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(streamed) >= 5  # the collections were made (by the paints), not skipped
+    assert not [s for s in streamed if s[0]], f"{sum(1 for s in streamed if s[0])} of {len(streamed)} inside a layout"
+    assert gc.get_threshold() == (100, 2, 2)  # given back when the reply became the message
