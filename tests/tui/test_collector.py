@@ -39,17 +39,26 @@ def test_hold_keeps_full_collections_for_later_and_release_gives_the_thresholds_
     assert gc.get_threshold() == (500, 7, 9)
 
 
-def test_a_collection_is_due_after_as_many_young_collections_as_the_threshold_waits_for(thresholds):
-    gc.set_threshold(700, 10, 3)
+def test_a_collection_is_due_when_cpython_would_make_one(thresholds):
+    """CPython's rule: its third threshold of young collections, and the oldest generation grown by
+    a quarter since the last full collection (review 16p: without the second half, six times as
+    many full collections as CPython's own on a large heap)."""
+    gc.set_threshold(10**7, 1000, 3)  # only the collections below (no automatic young ones)
     assert not collector.due()  # not held: the collector decides itself
     collector.hold()
     collector.collect()
-    assert not collector.due()
     for _ in range(3):
         gc.collect(1)
+    assert not collector.due()  # young collections enough, but the oldest generation has not grown
+    kept = [[] for _ in range(len(gc.get_objects(generation=2)) // 3)]  # a third more, alive
+    for _ in range(2):
+        gc.collect(1)  # they move up to the oldest generation
+    assert not collector.due()  # grown, but looked again only after three more young collections
+    gc.collect(1)
     assert collector.due()
     collector.collect()
     assert not collector.due()
+    del kept
 
 
 def test_release_leaves_thresholds_someone_else_set_meanwhile(thresholds):

@@ -9,7 +9,7 @@ from textual.widgets.markdown import MarkdownBlock
 
 from tests.tui.conftest import make_app, wait_for
 from tests.tui.test_parking import SIZE, _body, _settle, _shown
-from tests.tui.test_streaming import FENCE, _styled, reply
+from tests.tui.test_streaming import _styled, reply
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui.widgets import markdown_pieces, transcript as transcript_module
 from vance_cli.tui.widgets.transcript import Transcript
@@ -125,19 +125,86 @@ async def test_a_piece_that_scrolls_sideways_stays_blocks(monkeypatch):
     assert (end, top) == (end_blocks, top_blocks)
 
 
-async def test_a_picture_s_text_can_be_selected(monkeypatch):
+async def _at_the_top(monkeypatch, pilot, app, state: str):
+    transcript = app.screen.query_one(Transcript)
+    transcript.scroll_home(animate=False)
+    first = _body(app).pieces[0]
+    await wait_for(pilot, lambda: first.state == state and first.ready, describe=lambda: _states(app))
+    await _settle(pilot)
+    return transcript, first
+
+
+async def test_selected_text_is_never_pictured(monkeypatch):
+    """Review 16p: a piece whose blocks were selected was pictured with the selection's highlight
+    (which stayed after the selection was cleared), and the copy lost its text."""
+    from textual.selection import Selection
+
     monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
     monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=SIZE) as pilot:
         await _shown(app, pilot, reply(12), streamed=False)
+        transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture")
+        clean = _screen(app)
+        app.screen.selections = {first: Selection(None, None)}  # selected (as a select-all would)
+        await wait_for(pilot, lambda: first.state == "blocks" and first.ready)  # blocks again
+        blocks = list(first.query(MarkdownBlock))
+        app.screen.selections = {block: Selection(None, None) for block in blocks}
+        for _ in range(3):  # passes that would picture it
+            transcript._schedule_parking()
+            await _settle(pilot)
+        assert first.state == "blocks" and "picture" not in _states(app)
+        assert "Here is the plan:" in (app.screen.get_selected_text() or "")
+        app.screen.clear_selection()
+        await wait_for(pilot, lambda: first.state == "picture", describe=lambda: _states(app))
+        await _settle(pilot)
+        assert _screen(app) == clean  # no highlight left in the picture
+
+
+async def test_a_drag_over_pictures_copies_what_it_covers(monkeypatch):
+    """Review 16p: a drag that started over pictures copied one word; the same drag over blocks
+    copies every line it covers."""
+    copies = {}
+    for pictures in (False, True):
+        monkeypatch.setattr(markdown_pieces, "PICTURES", pictures)
+        monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+        monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+        app = make_app(ScriptedModel([]))
+        async with app.run_test(size=SIZE) as pilot:
+            await _shown(app, pilot, reply(12), streamed=False)
+            transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture" if pictures else "blocks")
+            y0, y1 = first.region.y - transcript.region.y, transcript.region.height - 2
+            await pilot.mouse_down(Transcript, offset=(4, y0))
+            for y in range(y0, y1 + 1):
+                await pilot.hover(Transcript, offset=(10, y))
+                await pilot.pause(0.05)
+            await pilot.mouse_up(Transcript, offset=(10, y1))
+            await pilot.pause(0.1)
+            right_after = app.screen.get_selected_text()
+            await _settle(pilot)
+            await _settle(pilot)
+            copies[pictures] = (right_after, app.screen.get_selected_text())
+    assert "ere is the plan:\nPart 1" in (copies[False][0] or "")
+    assert copies[True] == (copies[False][0], copies[False][0])  # the same text, and it stays
+
+
+async def test_a_reply_whose_text_changes_is_parked_and_pictured_again(monkeypatch):
+    """Review 16p (older than pictures): a text that changed in parked pieces built them again and
+    nothing parked them after: every piece stayed blocks. After the change the screen is the
+    new text's, exactly, and the pieces far from the view are parked again."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+    text = reply(12)
+    changed = text.replace("check", "CHECK")
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _shown(app, pilot, text, streamed=False)
         await _pictured(pilot, app)
-        piece = next(p for p in _body(app).pieces if p.state == "picture")
-        from textual.selection import Selection
-
-        text, _ = piece.get_selection(Selection(None, None))
-        assert "check module_" in text or "Part" in text, text
-
-
-def test_fence_constant_is_what_the_replies_hold():
-    assert FENCE in reply(12)
+        body = _body(app)
+        body.set_text(changed)
+        await wait_for(pilot, lambda: body.shown == changed and all(p.parked or p.ready for p in body.pieces))
+        await wait_for(pilot, lambda: _states(app).count("parked") > 10, describe=lambda: _states(app))
+        await _pictured(pilot, app)
+        end = _screen(app)
+    end_blocks, _, _ = await _look(monkeypatch, changed, pictures=False)
+    assert end == end_blocks

@@ -9,9 +9,11 @@ same for its smooth scrolling (``App.PAUSE_GC_ON_SCROLL`` turns the collector of
 
 While a reply streams (``hold``), the collector makes no full collection by itself (its third
 threshold is out of reach; the young generations are collected as always). The streaming widget
-asks ``due`` at each paint, and when as many young collections have passed as CPython's own
-threshold would wait for, it calls ``collect`` instead of painting that time: the collection and
-a layout never add up. ``collect`` first empties Textual's caches of geometry results (Region
+asks ``due`` at each paint, and when CPython would have made one by now, it calls ``collect``
+instead of painting that time: the collection and a layout never add up. CPython's rule: as many
+young collections as its third threshold, and the oldest generation grown by a quarter since the
+last full collection (it counts what moved into it; here, what it holds more: objects freed by
+reference counting meanwhile need no collection). ``collect`` first empties Textual's caches of geometry results (Region
 intersections and the like, ~13,000 entries and ~30,000 objects after a minute of streaming,
 every one walked by every full collection; computing them again costs microseconds).
 """
@@ -24,14 +26,21 @@ _OUT_OF_REACH = 1 << 30
 
 _holds = 0
 _saved: tuple[int, int, int] | None = None
+_oldest = 0  # objects in the oldest generation after the last full collection (or at ``hold``)
+_next = 0  # young collections counted when ``due`` looks at the oldest generation again
+
+
+def _oldest_size() -> int:
+    return len(gc.get_objects(generation=2))  # ~1 ms per 50,000 objects; at most once a threshold
 
 
 def hold() -> None:
     """A reply starts streaming: no full collection by the collector itself until ``release``."""
-    global _holds, _saved
+    global _holds, _saved, _oldest, _next
     if _holds == 0:
         _saved = gc.get_threshold()
         gc.set_threshold(_saved[0], _saved[1], _OUT_OF_REACH)
+        _oldest, _next = _oldest_size(), _saved[2]
     _holds += 1
 
 
@@ -53,15 +62,25 @@ def held() -> bool:
 
 def due() -> bool:
     """Whether the collector would have made a full collection by now (held only)."""
-    if not _holds or _saved is None:
+    global _next
+    if not _holds or _saved is None or _saved[2] <= 0:
         return False
-    return _saved[2] > 0 and gc.get_count()[2] >= _saved[2]
+    young = gc.get_count()[2]
+    if young < _next:
+        return False
+    if _oldest_size() - _oldest > _oldest // 4:
+        return True
+    _next = young + _saved[2]  # not grown enough: look again after as many young collections
+    return False
 
 
 def collect() -> int:
     """A full collection (what the collector would have done), Textual's geometry caches first."""
+    global _oldest, _next
     _clear_geometry_caches()
-    return gc.collect()
+    found = gc.collect()
+    _oldest, _next = _oldest_size(), (_saved[2] if _saved is not None else 0)
+    return found
 
 
 def _clear_geometry_caches() -> None:

@@ -155,6 +155,11 @@ def pieces(text: str, cuts: list[Cut]) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
 
 
+def selecting(screen) -> bool:
+    """Whether text is selected, or being selected with the mouse, on ``screen``."""
+    return bool(getattr(screen, "selections", None)) or bool(getattr(screen, "_selecting", False))
+
+
 def forget_dead_styles() -> None:
     """Let go of the rendered lines of removed widgets that Textual still holds.
 
@@ -340,9 +345,12 @@ class Piece(Markdown):
         """Whether the piece may be pictured now: True; not yet, ask again at a later layout pass:
         None; no: False. Its last change must have been applied before this pass (the pass that
         first finds it applied may run before the new blocks are laid out); not while the mouse
-        is over it (links, hover and selection belong to the blocks)."""
+        is over it, nor while text is selected or being selected on the screen (links, hover and
+        selection belong to the blocks)."""
         if not PICTURES or not self.ready or self.parked is not None or self._unpicturable is self._busy:
             return False
+        if selecting(self.screen):
+            return False  # a selection's highlight and its text belong to the blocks
         if self._seen is not self._busy:
             self._seen = self._busy
             return None
@@ -426,7 +434,9 @@ class Piece(Markdown):
         line count it keeps is one short when the text ends in a newline), and appending after an
         empty start does not: so a piece that was set is emptied and then appended to."""
         if self.parked is not None:
+            self.forget_picture()  # of the old text: it must not show between the new blocks
             self.unpark(new)
+            self.post_message(MarkdownPieces.Thaw(self))  # parked or pictured again once built
             return
         if self._appendable and new.startswith(old) and self._append_is_exact(old, new):
             self._then_fix(Markdown.append(self, new[len(old):]))
@@ -544,12 +554,19 @@ class MarkdownPieces(Vertical):
         return list(self.query_children(Piece))
 
     class Thaw(Message):
-        """A pictured piece is wanted as blocks (the mouse came over it, the theme changed). It goes
-        on up: the container that parks the pieces may picture it again later."""
+        """A pictured piece is wanted as blocks (the mouse came over it, the theme changed), or a
+        parked one is built again with a new text. It goes on up: the container that parks the
+        pieces parks or pictures it again later."""
 
         def __init__(self, piece: Piece) -> None:
             super().__init__()
             self.piece = piece
+
+    def thaw(self) -> None:
+        """Every pictured piece becomes blocks (text is being selected: see ``selecting``)."""
+        for i, piece in enumerate(self.pieces):
+            if piece.state == "picture" and i < len(self._shown):
+                piece.unpark(self._shown[i])
 
     def on_markdown_pieces_thaw(self, message: Thaw) -> None:
         widgets = self.pieces

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.following import FollowingScroll
-from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
+from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces, selecting
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 MAX_MOUNTED = 60
@@ -42,6 +42,25 @@ class Transcript(FollowingScroll):
     def on_mount(self) -> None:
         self._marker.display = False
         self.mount(self._marker)
+        self.watch(self.screen, "selections", self._selections_changed, init=False)
+
+    def on_mouse_down(self) -> None:
+        self._thaw()  # a drag may start: what it selects must be blocks
+
+    def on_mouse_up(self) -> None:
+        self.set_timer(PICTURE_SECONDS, self._schedule_parking)
+
+    def _selections_changed(self, selections: dict) -> None:
+        """Text selected turns the pictures into blocks, which hold the selection's highlight and
+        text (``MarkdownPieces.thaw``); once nothing is selected, they are pictured again."""
+        if selections:
+            self._thaw()
+        else:
+            self.set_timer(PICTURE_SECONDS, self._schedule_parking)
+
+    def _thaw(self) -> None:
+        for body in self.query(MarkdownPieces):
+            body.thaw()
 
     # --- parking: only the Markdown near the view is built ------------------------------------
 
