@@ -5,6 +5,8 @@ the mouse, after a theme change or a resize."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from textual.widgets.markdown import MarkdownBlock
 
 from tests.tui.conftest import make_app, wait_for
@@ -29,6 +31,18 @@ def _screen(app) -> list[tuple]:
 async def _pictured(pilot, app) -> None:
     await wait_for(pilot, lambda: "picture" in _states(app), describe=lambda: _states(app))
     await _settle(pilot)
+
+
+@asynccontextmanager
+async def _pictured_app(monkeypatch):
+    """A chat app showing a long reply, settled, with pictures."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _shown(app, pilot, reply(12), streamed=False)
+        await _pictured(pilot, app)
+        yield app, pilot
 
 
 async def _look(monkeypatch, text: str, *, pictures: bool, theme: str | None = None, streamed: bool = False,
@@ -72,12 +86,7 @@ async def test_a_streamed_reply_is_pictured_the_same(monkeypatch):
 
 async def test_a_picture_is_taken_again_in_a_new_theme(monkeypatch):
     """A theme change makes the pictured pieces blocks again, then pictures in the new colours."""
-    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
-    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
-    app = make_app(ScriptedModel([]))
-    async with app.run_test(size=SIZE) as pilot:
-        await _shown(app, pilot, reply(12), streamed=False)
-        await _pictured(pilot, app)
+    async with _pictured_app(monkeypatch) as (app, pilot):
         pictured = [p for p in _body(app).pieces if p.state == "picture"]
         app.theme = "textual-light"
         await wait_for(pilot, lambda: all(p.state != "picture" or p.pictured(p.region.width) for p in pictured))
@@ -91,12 +100,7 @@ async def test_a_picture_is_taken_again_in_a_new_theme(monkeypatch):
 async def test_the_mouse_over_a_picture_gives_the_blocks_back(monkeypatch):
     """Links, hover and text selection belong to the blocks: a picture under the mouse is built
     again, and is not pictured while the mouse stays over it."""
-    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
-    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
-    app = make_app(ScriptedModel([]))
-    async with app.run_test(size=SIZE) as pilot:
-        await _shown(app, pilot, reply(12), streamed=False)
-        await _pictured(pilot, app)
+    async with _pictured_app(monkeypatch) as (app, pilot):
         transcript = app.screen.query_one(Transcript)
         transcript.scroll_home(animate=False)
         piece = _body(app).pieces[0]
@@ -139,11 +143,7 @@ async def test_selected_text_is_never_pictured(monkeypatch):
     (which stayed after the selection was cleared), and the copy lost its text."""
     from textual.selection import Selection
 
-    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
-    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
-    app = make_app(ScriptedModel([]))
-    async with app.run_test(size=SIZE) as pilot:
-        await _shown(app, pilot, reply(12), streamed=False)
+    async with _pictured_app(monkeypatch) as (app, pilot):
         transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture")
         clean = _screen(app)
         app.screen.selections = {first: Selection(None, None)}  # selected (as a select-all would)
@@ -192,14 +192,8 @@ async def test_a_reply_whose_text_changes_is_parked_and_pictured_again(monkeypat
     """Review 16p (older than pictures): a text that changed in parked pieces built them again and
     nothing parked them after: every piece stayed blocks. After the change the screen is the
     new text's, exactly, and the pieces far from the view are parked again."""
-    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
-    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
-    text = reply(12)
-    changed = text.replace("check", "CHECK")
-    app = make_app(ScriptedModel([]))
-    async with app.run_test(size=SIZE) as pilot:
-        await _shown(app, pilot, text, streamed=False)
-        await _pictured(pilot, app)
+    changed = reply(12).replace("check", "CHECK")
+    async with _pictured_app(monkeypatch) as (app, pilot):
         body = _body(app)
         body.set_text(changed)
         await wait_for(pilot, lambda: body.shown == changed and all(p.parked or p.ready for p in body.pieces))
@@ -208,3 +202,17 @@ async def test_a_reply_whose_text_changes_is_parked_and_pictured_again(monkeypat
         end = _screen(app)
     end_blocks, _, _ = await _look(monkeypatch, changed, pictures=False)
     assert end == end_blocks
+
+
+async def test_a_triple_click_copies_the_whole_reply_parked_pieces_too(monkeypatch):
+    """Re-review 16p (older than pictures): a triple click selects the whole reply, and the
+    parked pieces (no blocks) gave no text: 598 characters of a 12-part reply were copied."""
+    async with _pictured_app(monkeypatch) as (app, pilot):
+        transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture")
+        await pilot.click(Transcript, offset=(6, first.region.y - transcript.region.y + 3), times=3)
+        await _settle(pilot)
+        transcript.scroll_end(animate=False)  # what is selected is not parked meanwhile
+        await _settle(pilot)
+        copied = app.screen.get_selected_text() or ""
+        assert [part for part in ("Part 1\n", "Part 6", "Part 12", "That is all.") if part not in copied] == []
+        assert "parked" in _states(app)  # the pieces far from the view are parked ones

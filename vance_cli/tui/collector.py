@@ -9,11 +9,14 @@ same for its smooth scrolling (``App.PAUSE_GC_ON_SCROLL`` turns the collector of
 
 While a reply streams (``hold``), the collector makes no full collection by itself (its third
 threshold is out of reach; the young generations are collected as always). The streaming widget
-asks ``due`` at each paint, and when CPython would have made one by now, it calls ``collect``
-instead of painting that time: the collection and a layout never add up. CPython's rule: as many
-young collections as its third threshold, and the oldest generation grown by a quarter since the
-last full collection (it counts what moved into it; here, what it holds more: objects freed by
-reference counting meanwhile need no collection). ``collect`` first empties Textual's caches of geometry results (Region
+asks ``due`` at each paint, and when one is due, it calls ``collect`` instead of painting that
+time: the collection and a layout never add up. Due: at most as often as CPython would make one
+(its rule: more young collections than its third threshold, and more objects moved into the
+oldest generation than a quarter of it since the last full collection). Here the oldest
+generation must have grown by a quarter (objects freed by reference counting meanwhile need no
+collection), looked at once per threshold of young collections: later and less often than
+CPython, never never (cyclic garbage stays in the oldest generation until collected: it makes it
+grow, and bounds the memory it holds). ``collect`` first empties Textual's caches of geometry results (Region
 intersections and the like, ~13,000 entries and ~30,000 objects after a minute of streaming,
 every one walked by every full collection; computing them again costs microseconds).
 """
@@ -61,7 +64,7 @@ def held() -> bool:
 
 
 def due() -> bool:
-    """Whether the collector would have made a full collection by now (held only)."""
+    """Whether a full collection is due (held only; see the module's docstring)."""
     global _next
     if not _holds or _saved is None or _saved[2] <= 0:
         return False
@@ -75,7 +78,7 @@ def due() -> bool:
 
 
 def collect() -> int:
-    """A full collection (what the collector would have done), Textual's geometry caches first."""
+    """A full collection, Textual's geometry caches emptied first."""
     global _oldest, _next
     _clear_geometry_caches()
     found = gc.collect()

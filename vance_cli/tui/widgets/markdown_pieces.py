@@ -268,6 +268,7 @@ class Piece(Markdown):
         self.parked: tuple[int, int] | None = None  # (height, width) when parked (see ``park``)
         self._parser: MarkdownIt | None = None  # for ``_append_is_exact``
         self._picture: list[Strip] | None = None  # its lines, while its blocks are gone (``picture``)
+        self._source = ""  # its Markdown, while parked (``get_selection``)
         self._theme = ""  # the app's theme when the picture was taken
         self._seen: object = None  # the change a layout pass found applied (``ripe``)
         self._unpicturable: object = None  # the change whose blocks cannot be pictured
@@ -291,11 +292,13 @@ class Piece(Markdown):
     def ready(self) -> bool:
         return self._initial_markdown is None and self._busy is not None and self._busy.is_done
 
-    def park(self, picture: list[Strip] | None = None) -> None:
+    def park(self, text: str, picture: list[Strip] | None = None) -> None:
         """Drop the blocks, keep the height: nothing to lay out while the piece is out of view.
-        With its ``picture`` (near the view), the piece shows it instead of its blocks."""
+        With its ``picture`` (near the view), the piece shows it instead of its blocks. ``text``,
+        its Markdown, is what a selection of it copies meanwhile."""
         size = self.outer_size
         self.parked = (size.height, size.width)
+        self._source = text
         self._picture = picture
         self._theme = self.app.theme if picture is not None else ""
         self.styles.height = size.height
@@ -336,6 +339,7 @@ class Piece(Markdown):
             await update
             self.styles.clear_rule("height")
             self.forget_picture()
+            self._carry_selection()
 
         self._then_fix(AwaitComplete(built()))
 
@@ -414,8 +418,10 @@ class Piece(Markdown):
         return super().render_lines(crop)
 
     def get_selection(self, selection):
-        if self._picture is not None and self.parked is not None:
-            return selection.extract("\n".join(line.text.rstrip() for line in self._picture)), "\n"
+        """A parked piece in a selection (a select-all, a triple click) copies its Markdown; a
+        selection that starts or ends in a piece makes it blocks first (``selecting``)."""
+        if self.parked is not None:
+            return selection.extract(self._source.rstrip("\n")), "\n"
         return super().get_selection(selection)
 
     def on_enter(self, event: events.Enter) -> None:
@@ -426,6 +432,17 @@ class Piece(Markdown):
         super().notify_style_update()
         if self._picture is not None and self.parked is not None and self._theme != self.app.theme:
             self.post_message(MarkdownPieces.Thaw(self))
+
+    def _carry_selection(self) -> None:
+        """A piece that was wholly selected while parked (a select-all, a triple click) has its
+        new blocks selected too: the copy takes their text, and they show the highlight."""
+        try:
+            selections = self.screen.selections
+        except Exception:  # noqa: BLE001 - no screen any more
+            return
+        selection = selections.get(self)
+        if selection is not None and selection.start is None and selection.end is None:
+            self.screen.selections = {**selections, **{block: selection for block in self.walk_children()}}
 
     def change(self, old: str, new: str) -> None:
         """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
@@ -601,12 +618,13 @@ class MarkdownPieces(Vertical):
                 later = later or (PICTURES and not outside)  # to picture once built
             elif i < last:
                 if outside:
-                    piece.park()
+                    if not selecting(self.screen):  # what is selected stays blocks until copied
+                        piece.park(self._shown[i])
                     continue
                 ripe = piece.ripe()
                 picture = piece.picture() if ripe else None
                 if picture is not None:
-                    piece.park(picture)
+                    piece.park(self._shown[i], picture)
                 elif ripe is None or (ripe and piece._unpicturable is not piece._busy):
                     later = True  # not laid out yet
         return later
