@@ -55,6 +55,7 @@ from vance_cli.tui.widgets import tcss
 
 CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this many
 PICTURES = True  # settled pieces near the view are shown as pictures of their blocks (``Piece.picture``)
+PICTURES_PER_PASS = 2  # taken in one layout pass (~5 ms each, and a layout after): the rest at the next
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -601,6 +602,7 @@ class MarkdownPieces(Vertical):
         widgets = self.pieces
         last = len(self._shown) - 1
         later = False
+        taken = 0
         for i, piece in enumerate(widgets):
             region = piece.region
             if not region.height:
@@ -621,10 +623,14 @@ class MarkdownPieces(Vertical):
                     if not selecting(self.screen):  # what is selected stays blocks until copied
                         piece.park(self._shown[i])
                     continue
+                if taken >= PICTURES_PER_PASS:
+                    later = later or piece.state == "blocks"
+                    continue
                 ripe = piece.ripe()
                 picture = piece.picture() if ripe else None
                 if picture is not None:
                     piece.park(self._shown[i], picture)
+                    taken += 1
                 elif ripe is None or (ripe and piece._unpicturable is not piece._busy):
                     later = True  # not laid out yet
         return later
