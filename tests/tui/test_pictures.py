@@ -206,7 +206,8 @@ async def test_a_reply_whose_text_changes_is_parked_and_pictured_again(monkeypat
 
 async def test_a_triple_click_copies_the_whole_reply_parked_pieces_too(monkeypatch):
     """Re-review 16p (older than pictures): a triple click selects the whole reply, and the
-    parked pieces (no blocks) gave no text: 598 characters of a 12-part reply were copied."""
+    parked pieces (no blocks) gave no text: 598 characters of a 12-part reply were copied. The
+    pieces built again meanwhile are copied in their place (review 16q: at the end)."""
     async with _pictured_app(monkeypatch) as (app, pilot):
         transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture")
         await pilot.click(Transcript, offset=(6, first.region.y - transcript.region.y + 3), times=3)
@@ -214,5 +215,20 @@ async def test_a_triple_click_copies_the_whole_reply_parked_pieces_too(monkeypat
         transcript.scroll_end(animate=False)  # what is selected is not parked meanwhile
         await _settle(pilot)
         copied = app.screen.get_selected_text() or ""
-        assert [part for part in ("Part 1\n", "Part 6", "Part 12", "That is all.") if part not in copied] == []
+        parts = ("Part 1\n", "Part 6", "Part 12", "That is all.")
+        assert [part for part in parts if part not in copied] == []
+        assert [copied.index(part) for part in parts] == sorted(copied.index(part) for part in parts)  # in order
         assert "parked" in _states(app)  # the pieces far from the view are parked ones
+
+
+def test_a_parked_piece_copies_nothing_for_a_selection_that_starts_or_ends_in_it():
+    """Review 16q: its offsets count screen lines, not Markdown's (an offset past the source's
+    lines made Textual's extract raise IndexError)."""
+    from textual.geometry import Offset
+    from textual.selection import Selection
+
+    piece = markdown_pieces.Piece("")
+    piece.parked, piece._source = (3, 80), "## Part 1\n\ntext\n"
+    assert piece.get_selection(Selection(None, None)) == ("## Part 1\n\ntext", "\n")
+    assert piece.get_selection(Selection(Offset(0, 40), None)) is None
+    assert piece.get_selection(Selection(None, Offset(2, 1))) is None

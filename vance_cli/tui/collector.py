@@ -15,8 +15,8 @@ time: the collection and a layout never add up. Due: at most as often as CPython
 oldest generation than a quarter of it since the last full collection). Here the oldest
 generation must have grown by a quarter (objects freed by reference counting meanwhile need no
 collection), looked at once per threshold of young collections: later and less often than
-CPython, never never (cyclic garbage stays in the oldest generation until collected: it makes it
-grow, and bounds the memory it holds). ``collect`` first empties Textual's caches of geometry results (Region
+CPython, but never not at all (cyclic garbage stays in the oldest generation until collected: it
+makes it grow, which bounds the memory it holds). ``collect`` first empties Textual's caches of geometry results (Region
 intersections and the like, ~13,000 entries and ~30,000 objects after a minute of streaming,
 every one walked by every full collection; computing them again costs microseconds).
 """

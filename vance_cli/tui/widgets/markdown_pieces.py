@@ -340,6 +340,7 @@ class Piece(Markdown):
             await update
             self.styles.clear_rule("height")
             self.forget_picture()
+            self._source = ""
             self._carry_selection()
 
         self._then_fix(AwaitComplete(built()))
@@ -419,10 +420,13 @@ class Piece(Markdown):
         return super().render_lines(crop)
 
     def get_selection(self, selection):
-        """A parked piece in a selection (a select-all, a triple click) copies its Markdown; a
-        selection that starts or ends in a piece makes it blocks first (``selecting``)."""
+        """A parked piece wholly in a selection (a select-all, a triple click) copies its Markdown.
+        A selection that starts or ends in it counts screen lines, not Markdown's: nothing (the
+        mouse over a piece makes it blocks first: ``on_enter``)."""
         if self.parked is not None:
-            return selection.extract(self._source.rstrip("\n")), "\n"
+            if selection.start is not None or selection.end is not None:
+                return None
+            return self._source.rstrip("\n"), "\n"
         return super().get_selection(selection)
 
     def on_enter(self, event: events.Enter) -> None:
@@ -443,7 +447,12 @@ class Piece(Markdown):
             return
         selection = selections.get(self)
         if selection is not None and selection.start is None and selection.end is None:
-            self.screen.selections = {**selections, **{block: selection for block in self.walk_children()}}
+            carried = {}
+            for widget, its in selections.items():  # in order: the copy joins them in this order
+                carried[widget] = its
+                if widget is self:
+                    carried.update((block, selection) for block in self.walk_children())
+            self.screen.selections = carried
 
     def change(self, old: str, new: str) -> None:
         """Show ``new`` instead of ``old``: appended when it extends it, else parsed anew.
