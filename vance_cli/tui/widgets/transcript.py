@@ -5,7 +5,8 @@ ones are pruned (as Toad does) and counted in a line at the top. The process fil
 (``vance show ID`` prints the whole transcript). Within the entries kept, the Markdown of a
 long reply far from the view is parked (``MarkdownPieces.park_outside``): after every layout or
 scroll the pieces more than ``PARK_MARGIN`` views above or below it drop their widgets, and the
-ones that come near it are parsed again.
+ones that come near it are parsed again; the settled ones near it are shown as pictures of their
+blocks (``Piece.picture``), blocks again under the mouse or while text is selected.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class Transcript(FollowingScroll):
 
     def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
         message.stop()
-        self.set_timer(PICTURE_SECONDS, self._schedule_parking)  # to picture it again (other theme)
+        self.set_timer(PICTURE_SECONDS, self._schedule_parking)  # to park or picture it again
 
     def park(self) -> None:
         """Park the pieces far from the view, build again the ones near it (as laid out now).
