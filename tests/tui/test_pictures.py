@@ -153,7 +153,7 @@ async def test_selected_text_is_never_pictured(monkeypatch):
         for _ in range(3):  # passes that would picture it
             transcript._schedule_parking()
             await _settle(pilot)
-        assert first.state == "blocks" and "picture" not in _states(app)
+        assert first.state == "blocks"  # the others may be pictures: they hold no selected text
         assert "Here is the plan:" in (app.screen.get_selected_text() or "")
         app.screen.clear_selection()
         await wait_for(pilot, lambda: first.state == "picture", describe=lambda: _states(app))
@@ -232,3 +232,21 @@ def test_a_parked_piece_copies_nothing_for_a_selection_that_starts_or_ends_in_it
     assert piece.get_selection(Selection(None, None)) == ("## Part 1\n\ntext", "\n")
     assert piece.get_selection(Selection(Offset(0, 40), None)) is None
     assert piece.get_selection(Selection(None, Offset(2, 1))) is None
+
+
+async def test_a_selection_left_standing_keeps_only_its_own_pieces_built(monkeypatch):
+    """Review 16q: any selection on the screen kept every piece from being parked or pictured
+    until it was cleared (a selection stays until a click or Esc): the cost of a long reply came
+    back. Only the pieces that hold selected text stay blocks."""
+    from textual.selection import Selection
+
+    async with _pictured_app(monkeypatch) as (app, pilot):
+        transcript, first = await _at_the_top(monkeypatch, pilot, app, "picture")
+        app.screen.selections = {first: Selection(None, None)}
+        await wait_for(pilot, lambda: first.state == "blocks" and first.ready)
+        app.screen.selections = {block: Selection(None, None) for block in first.query(MarkdownBlock)}
+        transcript.scroll_end(animate=False)
+        await wait_for(pilot, lambda: _states(app).count("parked") > 10, describe=lambda: _states(app))
+        await _pictured(pilot, app)
+        assert first.state == "blocks"  # it holds the selection: never parked, never pictured
+        assert "Here is the plan:" in (app.screen.get_selected_text() or "")

@@ -156,9 +156,9 @@ def pieces(text: str, cuts: list[Cut]) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
 
 
-def selecting(screen) -> bool:
-    """Whether text is selected, or being selected with the mouse, on ``screen``."""
-    return bool(getattr(screen, "selections", None)) or bool(getattr(screen, "_selecting", False))
+def dragging(screen) -> bool:
+    """Whether text is being selected with the mouse on ``screen`` (Textual's private flag)."""
+    return bool(getattr(screen, "_selecting", False))
 
 
 def forget_dead_styles() -> None:
@@ -351,11 +351,11 @@ class Piece(Markdown):
         """Whether the piece may be pictured now: True; not yet, ask again at a later layout pass:
         None; no: False. Its last change must have been applied before this pass (the pass that
         first finds it applied may run before the new blocks are laid out); not while the mouse
-        is over it, nor while text is selected or being selected on the screen (links, hover and
-        selection belong to the blocks)."""
+        is over it, nor while some of its text is selected or text is being selected with the
+        mouse (links, hover and selection belong to the blocks)."""
         if not PICTURES or not self.ready or self.parked is not None or self._unpicturable is self._busy:
             return False
-        if selecting(self.screen):
+        if dragging(self.screen) or self.selected:
             return False  # a selection's highlight and its text belong to the blocks
         if self._seen is not self._busy:
             self._seen = self._busy
@@ -437,6 +437,15 @@ class Piece(Markdown):
         super().notify_style_update()
         if self._picture is not None and self.parked is not None and self._theme != self.app.theme:
             self.post_message(MarkdownPieces.Thaw(self))
+
+    @property
+    def selected(self) -> bool:
+        """Whether the piece or one of its blocks holds some of the screen's selected text."""
+        try:
+            selections = self.screen.selections
+        except Exception:  # noqa: BLE001 - no screen
+            return False
+        return bool(selections) and any(widget in selections for widget in self.walk_children(with_self=True))
 
     def _carry_selection(self) -> None:
         """A piece that was wholly selected while parked (a select-all, a triple click) has its
@@ -590,7 +599,7 @@ class MarkdownPieces(Vertical):
             self.piece = piece
 
     def thaw(self) -> None:
-        """Every pictured piece becomes blocks (text is being selected: see ``selecting``)."""
+        """Every pictured piece becomes blocks (text is being selected: a drag may cover them)."""
         for i, piece in enumerate(self.pieces):
             if piece.state == "picture" and i < len(self._shown):
                 piece.unpark(self._shown[i])
@@ -629,7 +638,7 @@ class MarkdownPieces(Vertical):
                 later = later or (PICTURES and not outside)  # to picture once built
             elif i < last:
                 if outside:
-                    if not selecting(self.screen):  # what is selected stays blocks until copied
+                    if not piece.selected:  # what is selected stays blocks until copied
                         piece.park(self._shown[i])
                     continue
                 if taken >= PICTURES_PER_PASS:

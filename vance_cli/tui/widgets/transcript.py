@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.following import FollowingScroll
-from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces, selecting
+from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 MAX_MOUNTED = 60
