@@ -16,9 +16,10 @@ oldest generation than a quarter of it since the last full collection). Here the
 generation must have grown by a quarter (objects freed by reference counting meanwhile need no
 collection), looked at once per threshold of young collections: later and less often than
 CPython, but never not at all (cyclic garbage stays in the oldest generation until collected: it
-makes it grow, which bounds the memory it holds). ``collect`` first empties Textual's caches of geometry results (Region
-intersections and the like, ~13,000 entries and ~30,000 objects after a minute of streaming,
-every one walked by every full collection; computing them again costs microseconds).
+makes it grow, which bounds the memory it holds). ``collect`` first empties Textual's caches of
+geometry results (Region intersections and the like, ~13,000 entries and ~30,000 objects after a
+minute of streaming, every one walked by every full collection; computing them again costs
+microseconds).
 """
 
 from __future__ import annotations

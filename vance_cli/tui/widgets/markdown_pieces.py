@@ -400,7 +400,7 @@ class Piece(Markdown):
 
     def pictured(self, width: int) -> bool:
         """Shown from its picture at ``width`` (and the theme it was taken in)."""
-        return self._picture is not None and self.parked is not None and self.parked[1] == width and self._theme == self.app.theme
+        return self.state == "picture" and self.parked[1] == width and self._theme == self.app.theme
 
     @property
     def state(self) -> str:
@@ -430,12 +430,12 @@ class Piece(Markdown):
         return super().get_selection(selection)
 
     def on_enter(self, event: events.Enter) -> None:
-        if event.node is self and self._picture is not None and self.parked is not None:
+        if event.node is self and self.state == "picture":
             self.post_message(MarkdownPieces.Thaw(self))
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
-        if self._picture is not None and self.parked is not None and self._theme != self.app.theme:
+        if self.state == "picture" and self._theme != self.app.theme:
             self.post_message(MarkdownPieces.Thaw(self))
 
     @property
@@ -607,7 +607,7 @@ class MarkdownPieces(Vertical):
     def on_markdown_pieces_thaw(self, message: Thaw) -> None:
         widgets = self.pieces
         piece = message.piece
-        if piece in widgets and piece.parked is not None and piece._picture is not None:
+        if piece in widgets and piece.state == "picture":
             i = widgets.index(piece)
             if i < len(self._shown):
                 piece.unpark(self._shown[i])
@@ -649,8 +649,8 @@ class MarkdownPieces(Vertical):
                 if picture is not None:
                     piece.park(self._shown[i], picture)
                     taken += 1
-                elif ripe is None or (ripe and piece._unpicturable is not piece._busy):
-                    later = True  # not laid out yet
+                elif ripe is not False:
+                    later = True  # not yet, or not laid out yet (never: ``ripe`` says so at the next pass)
         return later
 
     def set_text(self, text: str, *, growing: bool = False) -> None:

@@ -49,7 +49,7 @@ class Transcript(FollowingScroll):
         self._thaw()  # a drag may start: what it selects must be blocks
 
     def on_mouse_up(self) -> None:
-        self.set_timer(PICTURE_SECONDS, self._schedule_parking)
+        self._park_soon()
 
     def _selections_changed(self, selections: dict) -> None:
         """Text selected turns the pictures into blocks, which hold the selection's highlight and
@@ -57,11 +57,15 @@ class Transcript(FollowingScroll):
         if selections:
             self._thaw()
         else:
-            self.set_timer(PICTURE_SECONDS, self._schedule_parking)
+            self._park_soon()
 
     def _thaw(self) -> None:
         for body in self.query(MarkdownPieces):
             body.thaw()
+
+    def _park_soon(self) -> None:
+        """A parking pass in a moment: pieces may be pictured or parked again by then."""
+        self.set_timer(PICTURE_SECONDS, self._schedule_parking)
 
     # --- parking: only the Markdown near the view is built ------------------------------------
 
@@ -93,7 +97,7 @@ class Transcript(FollowingScroll):
 
     def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
         message.stop()
-        self.set_timer(PICTURE_SECONDS, self._schedule_parking)  # to park or picture it again
+        self._park_soon()  # to park or picture it again
 
     def park(self) -> None:
         """Park the pieces far from the view, build again the ones near it (as laid out now).
@@ -119,7 +123,7 @@ class Transcript(FollowingScroll):
             for body in entry.query_children(MarkdownPieces):
                 later |= body.park_outside(top, bottom)
         if later:  # a piece to picture once laid out (MarkdownPieces.park_outside)
-            self.set_timer(PICTURE_SECONDS, self._schedule_parking)
+            self._park_soon()
 
     @property
     def entries(self) -> list[Widget]:
