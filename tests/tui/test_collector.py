@@ -108,3 +108,61 @@ async def test_no_full_collection_starts_inside_a_layout_while_a_reply_streams(t
     assert len(streamed) >= 2, starts  # the collections were made (by the paints), not skipped
     assert not [s for s in streamed if s[0]], f"{sum(1 for s in streamed if s[0])} of {len(streamed)} inside a layout"
     assert gc.get_threshold() == (100, 2, 2)  # given back when the reply became the message
+
+
+def _self_looped(garbage: list) -> list:
+    """The lines in ``garbage`` that hold themselves in their own caches."""
+    from textual.strip import Strip
+
+    def holds(line, value) -> bool:
+        return value is line or (isinstance(value, list) and any(item is line for item in value))
+
+    return [o for o in garbage if isinstance(o, Strip)
+            and any(holds(o, value) for cache in (o._divide_cache, o._crop_extend_cache) for value in cache._cache.values())]
+
+
+def test_a_line_cut_or_cropped_whole_is_freed_without_the_collector():
+    """Textual's Strip cached ``[self]`` for a cut at its own length and itself for a crop over its
+    whole length: a cycle, so every painted line waited for a full collection."""
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    collector.strips_without_self_loops()
+    collector.strips_without_self_loops()  # once is enough; twice changes nothing
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        line = Strip([Segment("hello "), Segment("world")])
+        assert line.divide([11]) == [line] and line.divide(iter([11, 40]))[0] is line
+        assert line.crop_extend(0, 11, None) is line
+        assert [part.text for part in line.divide([5, 11])] == ["hello", " world"]  # Textual's own
+        assert line.crop_extend(0, 13, None).text == "hello world  "
+        assert line.crop_extend(6, 11, None).text == "world"
+        del line
+        gc.collect()
+        lines = [o for o in gc.garbage if isinstance(o, Strip)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert lines == []
+
+
+async def test_the_lines_of_a_streamed_reply_are_not_cyclic_garbage(thresholds):
+    app = make_app(ScriptedModel([]))
+    text = reply(6)
+    async with app.run_test(size=(100, 30)) as pilot:
+        pid = app.controller.process_id
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for end in range(120, len(text) + 120, 120):
+                app.controller.emit(MessageDelta(pid, 1, text[:end], "respond"))
+                await pilot.pause(0.03)
+            app.controller.emit(MessageEvent(pid, text))
+            await wait_for(pilot, lambda: not collector.held())
+            gc.collect()
+            looped = len(_self_looped(gc.garbage))
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    assert looped == 0

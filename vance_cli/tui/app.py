@@ -18,6 +18,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 
+from vance_cli.tui import collector
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
 
@@ -83,6 +84,7 @@ class VanceApp(App):
         return super().get_default_screen()
 
     def on_mount(self) -> None:
+        collector.strips_without_self_loops()  # painted lines freed as they go (tui/collector.py)
         gc.freeze()  # the app's long-lived objects (see the module's docstring)
         if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
             self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate

@@ -87,6 +87,42 @@ def collect() -> int:
     return found
 
 
+def strips_without_self_loops() -> None:
+    """Textual's lines (``Strip``) cache what is made of them, and two of those results are the
+    line itself: ``divide`` at its own length (``[self]``: how the compositor cuts a line no other
+    widget overlaps, most lines of every paint) and ``crop_extend`` over its whole length. A line in
+    its own cache is a reference cycle: every line painted became cyclic garbage, with its seven
+    caches (~16 objects), that only a full collection frees (a 64 KB stream: ~12,000 lines and
+    ~150,000 objects of the ~400,000 its full collections freed; Textual 8.2.8). Those two results
+    are the line itself, cached or not: here they are returned without caching them, and every
+    other call is Textual's. Once per process; a Textual without these methods is left alone."""
+    try:
+        from textual.strip import Strip
+    except ImportError:  # pragma: no cover - no Textual: no lines
+        return
+    divide, crop_extend = getattr(Strip, "divide", None), getattr(Strip, "crop_extend", None)
+    if divide is None or crop_extend is None or getattr(divide, "without_self_loops", False):
+        return
+
+    def divide_without_self_loop(self, cuts):
+        length = self.cell_length
+        cuts = [cut for cut in cuts if cut <= length]
+        if cuts == [length]:
+            return [self]
+        return divide(self, cuts)
+
+    def crop_extend_without_self_loop(self, start, end, style):
+        if start <= 0 and end == self.cell_length:
+            return self
+        return crop_extend(self, start, end, style)
+
+    for function, original in ((divide_without_self_loop, divide), (crop_extend_without_self_loop, crop_extend)):
+        function.__doc__ = original.__doc__
+        function.without_self_loops = True  # type: ignore[attr-defined]
+    Strip.divide = divide_without_self_loop  # type: ignore[method-assign]
+    Strip.crop_extend = crop_extend_without_self_loop  # type: ignore[method-assign]
+
+
 def _clear_geometry_caches() -> None:
     try:
         from textual.css.scalar import Scalar
