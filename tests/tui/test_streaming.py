@@ -16,6 +16,7 @@ from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui.widgets import markdown_pieces
 from vance_cli.tui.widgets.markdown_pieces import Cut, MarkdownPieces, Piece, Splitter, pieces
 from vance_cli.tui.widgets.message_view import MessageView
+from vance_cli.tui.widgets.prompt_input import PromptInput
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 from vance_cli.tui.widgets.transcript import Transcript
 
@@ -171,6 +172,55 @@ async def test_a_streamed_reply_renders_as_the_same_message_unstreamed(monkeypat
             return [row for row in _rows(app.export_screenshot()) if pid not in row]
 
     assert await rows(True) == await rows(False)
+
+
+async def test_a_finished_reply_restyles_only_the_message_and_looks_like_the_message_unstreamed(monkeypatch):
+    """Its border changes at the finish; Textual restyles every descendant at a class change (a
+    64 KB reply: ~80 ms at once, a key waited), and no rule below a message depends on it."""
+    from textual.css.stylesheet import Stylesheet
+
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    text = reply(4)
+    restyled: list = []
+    finishing = {"now": False}
+    original_apply, original_finish = Stylesheet.apply, StreamingMessage.finish
+
+    def apply(self, node, *args, **kwargs):
+        if finishing["now"]:
+            restyled.append(node)
+        return original_apply(self, node, *args, **kwargs)
+
+    def finish(self, text):
+        finishing["now"] = True
+        try:
+            original_finish(self, text)
+        finally:
+            finishing["now"] = False
+
+    monkeypatch.setattr(Stylesheet, "apply", apply)
+    monkeypatch.setattr(StreamingMessage, "finish", finish)
+
+    async def screen(streamed: bool) -> list[tuple]:
+        app = make_app(ScriptedModel([]))
+        async with app.run_test(size=(100, 300)) as pilot:
+            if streamed:
+                await _stream(app, pilot, text, step=11)
+            else:
+                app.controller.emit(MessageEvent(app.controller.process_id, text))
+            await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
+            app.screen.query_one(PromptInput).cursor_blink = False  # the same cursor in both
+            await pilot.pause(0.5)
+            svg = app.export_screenshot()
+            (message,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"]
+            assert "-assistant" in message.classes and "streaming" not in message.classes
+            if streamed:
+                assert restyled == [message]
+            cells = _styled(svg)
+            status = {c[0] for c in cells if isinstance(c[2], str) and app.controller.process_id in c[2]}
+            assert status  # the status bar's row (the process id differs between the two apps)
+            return [c for c in cells if c[0] not in status]
+
+    assert await screen(True) == await screen(False)
 
 
 # --------------------------------------------------------------------------- lists that grow
