@@ -166,3 +166,61 @@ async def test_the_lines_of_a_streamed_reply_are_not_cyclic_garbage(thresholds):
             gc.set_debug(0)
             gc.garbage.clear()
     assert looped == 0
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_stream_starts_with_the_garbage_collected_and_what_lives_frozen(thresholds, monkeypatch):
+    """What lives when a reply starts (the chat so far) is not walked by the stream's full
+    collections; garbage made before is collected then, and what was frozen and died meanwhile
+    at the next full settle (here the next reply's start: the frozen objects grew from none)."""
+    import weakref
+
+    gc.unfreeze()
+    monkeypatch.setattr(collector, "_settled", None)
+    before = _Cycle()
+    dead_before = weakref.ref(before)
+    del before  # garbage: a cycle only a collection frees
+    alive = _Cycle()
+    collector.hold()
+    try:
+        assert dead_before() is None  # collected as the reply started
+        assert gc.get_freeze_count() > 0
+        assert not any(o is alive for o in gc.get_objects(generation=2))  # frozen: not walked
+        made_during = _Cycle()
+        assert any(o is made_during for o in gc.get_objects()) and gc.is_tracked(made_during)
+    finally:
+        collector.release()
+    dying = weakref.ref(alive)
+    del alive  # frozen at the hold, garbage now: collected at the next reply's start
+    gc.collect()
+    assert dying() is not None  # frozen: a collection of its own does not free it...
+    collector.hold()
+    collector.release()
+    assert dying() is None  # ...the next settle does
+    gc.unfreeze()
+
+
+def test_a_settle_leaves_what_others_froze_until_the_frozen_objects_grew_by_a_quarter(monkeypatch):
+    """The app freezes its start and its model's client (several hundred thousand objects): a
+    reply's start walks only what came since, and all of it only once that has grown by a quarter."""
+    import weakref
+
+    gc.unfreeze()
+    monkeypatch.setattr(collector, "_settled", None)
+    theirs = [_Cycle() for _ in range(4000)]
+    gc.freeze()  # someone else's (the app's)
+    dying = weakref.ref(theirs[0])
+    del theirs  # frozen by them, garbage now
+    collector.settle()
+    assert dying() is not None  # theirs: not walked by a settle...
+    mine = [[] for _ in range(gc.get_freeze_count())]  # ...until what is frozen grew by a quarter
+    collector.settle()
+    assert dying() is not None  # grown only now: this settle froze them
+    collector.settle()
+    assert dying() is None
+    del mine
+    gc.unfreeze()

@@ -66,6 +66,7 @@ async def _look(monkeypatch, text: str, *, park: bool, streamed: bool = False, w
 async def _make_look(monkeypatch, text: str, *, park: bool, streamed: bool, width: int | None):
     monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0 if park else 1000.0)
     monkeypatch.setattr(markdown_pieces, "PICTURES", park)  # the reference: every piece its blocks
+    monkeypatch.setattr(markdown_pieces, "FAR_VIEWS", 10**6)  # built first, then parked (tests/tui/test_start_parked.py)
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=SIZE) as pilot:
         await _shown(app, pilot, text, streamed)

@@ -114,6 +114,14 @@ async def test_a_message_in_pieces_looks_like_one_markdown_widget(monkeypatch):
     assert rows == whole
 
 
+async def _all_shown(app, pilot, text: str) -> None:
+    """Every piece of the reply holds its text and is built or parked, then a few paints."""
+    (body,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"][0].query(MarkdownPieces)
+    await wait_for(pilot, lambda: body.shown == text and all(p.parked or p.ready for p in body.pieces))
+    for _ in range(5):
+        await pilot.pause(0.1)
+
+
 async def _stream(app, pilot, text: str, step: int) -> None:
     pid = app.controller.process_id
     sofar = ""
@@ -167,7 +175,7 @@ async def test_a_streamed_reply_renders_as_the_same_message_unstreamed(monkeypat
             else:
                 app.controller.emit(MessageEvent(app.controller.process_id, text))
             await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
-            await pilot.pause(0.5)
+            await _all_shown(app, pilot, text)
             pid = app.controller.process_id  # random per app: the status bar differs there
             return [row for row in _rows(app.export_screenshot()) if pid not in row]
 
@@ -209,7 +217,7 @@ async def test_a_finished_reply_restyles_only_the_message_and_looks_like_the_mes
                 app.controller.emit(MessageEvent(app.controller.process_id, text))
             await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
             app.screen.query_one(PromptInput).cursor_blink = False  # the same cursor in both
-            await pilot.pause(0.5)
+            await _all_shown(app, pilot, text)
             svg = app.export_screenshot()
             (message,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"]
             assert "-assistant" in message.classes and "streaming" not in message.classes

@@ -55,6 +55,7 @@ from vance_cli.tui.widgets import tcss
 
 CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this many
 PICTURES = True  # settled pieces near the view are shown as pictures of their blocks (``Piece.picture``)
+FAR_VIEWS = 2  # a settled piece this many screens of text above its reply's end comes parked (``Piece.park_unbuilt``)
 PICTURES_PER_PASS = 2  # taken in one layout pass (~5 ms each, and a layout after): the rest at the next
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -154,6 +155,23 @@ class Splitter:
 def pieces(text: str, cuts: list[Cut]) -> list[str]:
     starts = [0] + [c.at for c in cuts]
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
+
+
+def estimated_height(text: str, width: int) -> int:
+    """The lines ``text`` takes as Markdown at ``width``, roughly: each line wrapped at word ends, a
+    blank line one (the margin between blocks), a heading or a fence one more (their margins). For
+    a piece not built yet (``Piece.park_unbuilt``): off by a line or two in forty."""
+    width = max(8, width)
+    lines, fenced = 0, False
+    for line in text.splitlines():
+        line = line.strip()
+        lines += -(-len(line) // (width - 3 if len(line) > width else width)) or 1
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            lines += fenced
+        elif line.startswith("#") and not fenced:
+            lines += 1
+    return max(1, lines)
 
 
 def dragging(screen) -> bool:
@@ -322,6 +340,17 @@ class Piece(Markdown):
 
         self.call_later(let_go)
 
+    def park_unbuilt(self, text: str, width: int) -> None:
+        """Parked from the start, at its ``estimated_height``: it came far from the view (a long
+        reply shown at once, a resumed chat), where its blocks would be built only to be dropped
+        at the first parking pass (a 64 KB reply: ~1,250 blocks, a layout of ~0.8 s, then ~200,000
+        objects of garbage, a full collection of ~0.5-1.4 s wherever it fell). Built when it
+        comes near the view (``unpark``); the view keeps its place (``Grown``)."""
+        height = estimated_height(text, width)
+        self.parked = (height, width)
+        self._source = text
+        self.styles.height = height
+
     def park_width(self, width: int) -> None:
         """The view is ``width`` wide now: a parked piece's height, scaled (shown again: exact)."""
         if self.parked is not None and width and self.parked[1] and width != self.parked[1]:
@@ -338,12 +367,20 @@ class Piece(Markdown):
 
         async def built() -> None:
             await update
+            before = self.outer_size.height
             self.styles.clear_rule("height")
             self.forget_picture()
             self._source = ""
             self._carry_selection()
+            self.call_after_refresh(self._grown, before)
 
         self._then_fix(AwaitComplete(built()))
+
+    def _grown(self, before: int) -> None:
+        """Built again: its height may differ from the parked one (estimated: ``park_unbuilt``)."""
+        grown = self.outer_size.height - before
+        if grown and before and self.is_attached:
+            self.post_message(MarkdownPieces.Grown(self, grown))
 
     # --- the picture of a settled piece near the view ---------------------------------------
 
@@ -552,8 +589,9 @@ class MarkdownPieces(Vertical):
     def compose(self) -> ComposeResult:
         text, cuts = self._showable()
         self._shown = pieces(text, cuts)
+        far = self._far(self._shown)
         for i, piece in enumerate(self._shown):
-            yield self._piece(piece, i, cuts)
+            yield self._piece(piece, i, cuts, far=i in far)
 
     @property
     def text(self) -> str:
@@ -580,8 +618,10 @@ class MarkdownPieces(Vertical):
             if piece.is_mounted:
                 piece.fix_margins()
 
-    def _piece(self, text: str, i: int, cuts: list[Cut]) -> Piece:
-        piece = Piece(text)
+    def _piece(self, text: str, i: int, cuts: list[Cut], *, far: bool = False) -> Piece:
+        piece = Piece("" if far else text)
+        if far:
+            piece.park_unbuilt(text, self._width())
         self._flags(piece, i, cuts)
         return piece
 
@@ -597,6 +637,36 @@ class MarkdownPieces(Vertical):
         def __init__(self, piece: Piece) -> None:
             super().__init__()
             self.piece = piece
+
+    class Grown(Message):
+        """A parked piece was built again and is ``lines`` taller (or shorter) than it was while
+        parked. It goes on up: the pane that scrolls keeps what it shows in place."""
+
+        def __init__(self, piece: Piece, lines: int) -> None:
+            super().__init__()
+            self.piece = piece
+            self.lines = lines
+
+    def _far(self, texts: list[str]) -> set[int]:
+        """The settled pieces (not the last) whose text ends ``FAR_VIEWS`` screens or more above
+        the end of ``texts``: they come parked (``Piece.park_unbuilt``)."""
+        try:
+            screen_height = self.app.size.height
+        except Exception:  # noqa: BLE001 - no app
+            return set()
+        width = self._width()
+        far, below = set(), 0
+        for i in range(len(texts) - 2, -1, -1):
+            below += estimated_height(texts[i + 1], width)
+            if below >= FAR_VIEWS * screen_height:
+                far.update(range(i + 1))
+                break
+        return far
+
+    def _width(self) -> int:
+        """Its width, or before its first layout the app's less a message's frame (a guess: a
+        parked piece takes the real one at its next parking pass, ``Piece.park_width``)."""
+        return self.size.width or max(8, self.app.size.width - 6)
 
     def thaw(self) -> None:
         """Every pictured piece becomes blocks (text is being selected: a drag may cover them)."""
@@ -669,11 +739,12 @@ class MarkdownPieces(Vertical):
         while same < min(len(new), len(self._shown)) - 1 and new[same] == self._shown[same]:
             same += 1  # settled pieces: never parsed again
         waiting = False
+        far = self._far(new) if len(new) - len(widgets) > 1 else set()  # several settled at once
         for i in range(same, max(len(new), len(widgets))):
             if i >= len(new):
                 widgets[i].remove()
             elif i >= len(widgets) and i < len(new) - 1:
-                self.mount(self._piece(new[i], i, cuts))  # settled already: parsed once, as is
+                self.mount(self._piece(new[i], i, cuts, far=i in far))  # settled already: parsed once, as is
             elif i >= len(widgets):
                 self.mount(self._piece("", i, cuts))  # the last: appended to once mounted (Piece.change)
                 self._shown.append("")

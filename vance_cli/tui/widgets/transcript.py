@@ -95,6 +95,15 @@ class Transcript(FollowingScroll):
                     return None
         return None
 
+    def on_markdown_pieces_grown(self, message: MarkdownPieces.Grown) -> None:
+        """A piece above the view was built and changed height (it was parked at an estimate):
+        the view moves with what it shows, not with the lines above it."""
+        message.stop()
+        if self.following or not message.piece.is_attached:
+            return
+        if message.piece.region.bottom <= self.region.y:
+            self.scroll_to(y=self.scroll_y + message.lines, animate=False, immediate=True)
+
     def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
         message.stop()
         self._park_soon()  # to park or picture it again

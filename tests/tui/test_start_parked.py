@@ -1,0 +1,109 @@
+"""A long reply shown at once (a model that does not stream, a resumed chat) builds only the
+pieces near its end; the others come parked at an estimated height and are built when scrolled
+to (issue 16: a 64 KB reply built ~1,250 blocks, a layout of ~0.8 s, then dropped them at the
+first parking pass: ~200,000 objects of garbage, a full collection of 0.5-1.4 s wherever it fell,
+during the next reply's stream as often as not). A piece built above the view keeps the view on
+what it shows."""
+
+from __future__ import annotations
+
+from textual.widgets import Markdown
+
+from tests.tui.conftest import make_app, wait_for
+from tests.tui.test_parking import SIZE, _body, _screen, _settle, _text
+from tests.tui.test_streaming import reply
+from vance_cli.events import MessageEvent
+from vance_cli.llm.scripted import ScriptedModel
+from vance_cli.tui.widgets import markdown_pieces
+from vance_cli.tui.widgets.markdown_pieces import Piece, estimated_height
+from vance_cli.tui.widgets.message_view import MessageView
+from vance_cli.tui.widgets.transcript import Transcript
+
+
+async def _show_at_once(app, pilot, text: str) -> None:
+    app.controller.emit(MessageEvent(app.controller.process_id, text))
+    await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
+    await wait_for(pilot, lambda: _body(app).shown == text and all(p.parked or p.ready for p in _body(app).pieces))
+    await _settle(pilot)
+
+
+def _count_builds(monkeypatch) -> list[Piece]:
+    """The pieces whose Markdown was parsed into blocks (at mount or when unparked)."""
+    built: list[Piece] = []
+    update = Markdown.update
+
+    def counting(self, markdown: str):
+        if markdown and isinstance(self, Piece):
+            built.append(self)
+        return update(self, markdown)
+
+    monkeypatch.setattr(Markdown, "update", counting)
+    return built
+
+
+async def test_a_long_reply_shown_at_once_builds_only_the_pieces_near_its_end(monkeypatch):
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    text = reply(30)
+    built = _count_builds(monkeypatch)
+    screens = {}
+    shipped_far = markdown_pieces.FAR_VIEWS
+    for far in (shipped_far, 10**6):  # as shipped, and every piece built first
+        monkeypatch.setattr(markdown_pieces, "FAR_VIEWS", far)
+        built.clear()
+        app = make_app(ScriptedModel([]))
+        async with app.run_test(size=SIZE) as pilot:
+            await _show_at_once(app, pilot, text)
+            pieces = _body(app).pieces
+            screens[far] = _screen(app)
+            if far == shipped_far:
+                assert len(pieces) > 40
+                assert len({id(p) for p in built}) <= len(pieces) // 5, (len(set(map(id, built))), len(pieces))
+            else:
+                assert len({id(p) for p in built}) == len(pieces)  # what the first case avoids
+    shipped, reference = screens.values()
+    assert shipped == reference and "That is all." in "\n".join(shipped)
+
+
+async def test_scrolled_to_the_top_a_reply_shown_at_once_reads_as_built(monkeypatch):
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    text = reply(20)
+    tops = []
+    for far in (markdown_pieces.FAR_VIEWS, 10**6):
+        monkeypatch.setattr(markdown_pieces, "FAR_VIEWS", far)
+        app = make_app(ScriptedModel([]))
+        async with app.run_test(size=SIZE) as pilot:
+            await _show_at_once(app, pilot, text)
+            transcript = app.screen.query_one(Transcript)
+            transcript.scroll_home(animate=False)
+            await wait_for(pilot, lambda: _body(app).pieces[0].state != "parked" and _body(app).pieces[0].ready)
+            await _settle(pilot)
+            tops.append(_text(_screen(app)))
+    assert tops[0] == tops[1] and "Here is the plan:" in "\n".join(tops[0])
+
+
+async def test_a_piece_built_above_the_view_leaves_the_view_where_it_was(monkeypatch):
+    """Estimated twice too tall: built, the piece just above the view shrinks by half, and without
+    the view moving with its content, what the person reads would jump by as many lines."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(markdown_pieces, "estimated_height", lambda text, width: 2 * estimated_height(text, width))
+    text = reply(30)
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _show_at_once(app, pilot, text)
+        transcript = app.screen.query_one(Transcript)
+        pieces = _body(app).pieces
+        unbuilt = [p for p in pieces if p.state == "parked" and p._source]  # parked, never built
+        above = max(unbuilt, key=pieces.index)  # the last of them: just above the built ones
+        passes = transcript._schedule_parking
+        monkeypatch.setattr(transcript, "_schedule_parking", lambda: None)  # no pass while placing the view
+        top_of_view = above.region.bottom - transcript.region.y + round(transcript.scroll_y)
+        transcript.scroll_to(y=top_of_view, animate=False, immediate=True)
+        transcript.following = False  # the person's own scroll (release_anchor)
+        await _settle(pilot)
+        assert above.state == "parked" and above.region.bottom <= transcript.region.y
+        before = _text(_screen(app))
+        monkeypatch.setattr(transcript, "_schedule_parking", passes)
+        transcript.park()  # the pass the scroll would have made: the pieces within a view are built
+        await wait_for(pilot, lambda: above.state == "picture" or (above.state == "blocks" and above.ready))
+        await _settle(pilot)
+        assert _text(_screen(app)) == before
