@@ -26,7 +26,11 @@ key; on a machine shared with other work the wall time also holds the waits for 
 idle once. "widgets": how many the screen holds once the reply is shown (Textual lays out every
 one at every layout). Exits 1 when a goal is missed.
 
-``--only list|long`` runs one reply; ``--paced-only`` skips the unstreamed and burst runs.
+A third case streams the 64 KB reply into a chat that already shows three of them (shown at once,
+as a resumed chat or a model that does not stream shows them): paced only. What the chat holds
+before is what every full collection of the garbage collector may walk again.
+
+``--only list|long|history`` runs one case; ``--paced-only`` skips the unstreamed and burst runs.
 """
 
 from __future__ import annotations
@@ -124,14 +128,19 @@ class _Steps:
 STEPS = _Steps()
 
 
-async def run(text: str, mode: str) -> dict:
-    """mode: "unstreamed", "burst" or "paced"."""
+async def run(text: str, mode: str, before: list[str] = ()) -> dict:
+    """mode: "unstreamed", "burst" or "paced"; ``before``: replies the chat shows first (at once)."""
     os.environ["VANCE_HOME"] = tempfile.mkdtemp(prefix="vance-bench-stream-")
     app = _chat_app()
     out: dict = {}
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
         screen = app.screen
+        for earlier in before:
+            screen.post_message(EngineEvent(MessageEvent(FIXED_ID, earlier)))
+            await _shown(pilot, earlier)
+        if before:
+            await pilot.pause(2.0)  # settled: the parking passes done
         during: list[tuple[float, float]] = []
         done = asyncio.Event()
 
@@ -183,22 +192,24 @@ def _ms(seconds: float) -> str:
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("list", "long"))
+    parser.add_argument("--only", choices=("list", "long", "history"))
     parser.add_argument("--paced-only", action="store_true")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     ok = True
-    for key, name, text in (("list", "7 KB list", list_reply()), ("long", "64 KB", long_reply())):
+    cases = (("list", "7 KB list", list_reply(), []), ("long", "64 KB", long_reply(), []),
+             ("history", "64 KB after three 64 KB replies", long_reply(), [long_reply()] * 3))
+    for key, name, text, before in cases:
         if args.only and args.only != key:
             continue
-        paced = await run(text, "paced")
+        paced = await run(text, "paced", before)
         line = (f"{name} ({len(text)} chars, {len(deltas(text))} deltas): paced: arrival {paced['arrival']:.2f} s, "
                 f"shown {paced['shown']:.2f} s; key during ≤ {_ms(paced['during'])} (CPU ≤ {_ms(paced['during_cpu'])}; "
                 f"worst of {paced['during_n']}; median {_ms(paced['during_median'])}, 90% ≤ {_ms(paced['during_p90'])}), after ≤ {_ms(paced['after'])} (CPU ≤ {_ms(paced['after_cpu'])}; "
                 f"goal ≤ 50 ms); loop steps > 50 ms: {paced['steps_over_50']} (longest {_ms(paced['longest_step'])}); "
                 f"{paced['widgets']} widgets")
         ok &= paced["during"] <= 0.05 and paced["after"] <= 0.05
-        if not args.paced_only:
+        if not args.paced_only and not before:
             plain = await run(text, "unstreamed")
             burst = await run(text, "burst")
             ratio = burst["shown"] / plain["shown"]

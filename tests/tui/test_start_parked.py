@@ -107,3 +107,41 @@ async def test_a_piece_built_above_the_view_leaves_the_view_where_it_was(monkeyp
         await wait_for(pilot, lambda: above.state == "picture" or (above.state == "blocks" and above.ready))
         await _settle(pilot)
         assert _text(_screen(app)) == before
+
+
+async def _chat_of_two(monkeypatch, folding: bool):
+    """Two long replies shown at once, scrolled to the top: (pieces of the first displayed at the
+    end, screen at the top, what a select-all of the transcript copies)."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(markdown_pieces, "FOLDING", folding)
+    first, second = reply(16), reply(11)
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _show_at_once(app, pilot, first)
+        app.controller.emit(MessageEvent(app.controller.process_id, second))
+        await wait_for(pilot, lambda: len([m for m in app.screen.query(MessageView) if m.role == "assistant"]) == 2)
+        await _settle(pilot)
+        (body, _) = [m for m in app.screen.query(MessageView) if m.role == "assistant"]
+        from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
+
+        pieces = body.query_one(MarkdownPieces).pieces
+        displayed = sum(1 for p in pieces if p.display)
+        transcript = app.screen.query_one(Transcript)
+        transcript.text_select_all()
+        copied = app.screen.get_selected_text()
+        app.screen.clear_selection()
+        await _settle(pilot)
+        transcript.scroll_home(animate=False)
+        await wait_for(pilot, lambda: pieces[0].state != "parked" and pieces[0].ready)
+        await _settle(pilot)
+        return displayed, len(pieces), _text(_screen(app)), copied
+
+
+async def test_a_reply_far_from_the_view_lays_out_none_of_its_pieces_and_comes_back_as_it_was(monkeypatch):
+    """A chat's earlier replies were ~45 widgets each that every layout placed again (four 64 KB
+    replies: 335 widgets, layouts of 45-136 ms while the next reply streamed)."""
+    displayed, total, top, copied = await _chat_of_two(monkeypatch, folding=True)
+    displayed_all, _, top_all, copied_all = await _chat_of_two(monkeypatch, folding=False)
+    assert total > 12 and displayed == 0 and displayed_all == total
+    assert top == top_all and "Here is the plan:" in "\n".join(top)
+    assert copied == copied_all and copied.count("Here is the plan:") == 2 and "Part 11" in copied

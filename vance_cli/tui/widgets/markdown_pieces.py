@@ -56,6 +56,7 @@ from vance_cli.tui.widgets import tcss
 CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this many
 PICTURES = True  # settled pieces near the view are shown as pictures of their blocks (``Piece.picture``)
 FAR_VIEWS = 2  # a settled piece this many screens of text above its reply's end comes parked (``Piece.park_unbuilt``)
+FOLDING = True  # a reply wholly far from the view lays out none of its pieces (``MarkdownPieces.fold``)
 PICTURES_PER_PASS = 2  # taken in one layout pass (~5 ms each, and a layout after): the rest at the next
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -573,6 +574,7 @@ class MarkdownPieces(Vertical):
         self._growing = growing  # a stream: its last line starts a piece at once or waits (Splitter.tail)
         self._shown: list[str] = []  # the text of each mounted piece
         self._retry = None
+        self._folded: tuple[int, int] | None = None  # (height, width) while folded (``fold``)
 
     def _showable(self) -> tuple[str, list[Cut]]:
         """The text to show now and its cuts (with a stream's cut at its incomplete last line:
@@ -670,6 +672,7 @@ class MarkdownPieces(Vertical):
 
     def thaw(self) -> None:
         """Every pictured piece becomes blocks (text is being selected: a drag may cover them)."""
+        self.unfold()
         for i, piece in enumerate(self.pieces):
             if piece.state == "picture" and i < len(self._shown):
                 piece.unpark(self._shown[i])
@@ -687,6 +690,13 @@ class MarkdownPieces(Vertical):
         settled ones inside (``Piece.picture``) and show again as blocks the parked ones inside that
         have no picture at this width. The last piece (it may still grow) stays blocks. Returns
         whether a piece may be pictured at a later pass (``Piece.ripe``)."""
+        whole = self.region
+        far = FOLDING and bool(whole.height) and (whole.bottom <= top or whole.y >= bottom) and not self._growing
+        if self._folded is not None:
+            if far and self._folded[1] == whole.width:
+                return False
+            self.unfold()
+            return True  # its pieces are laid out at the next pass
         widgets = self.pieces
         last = len(self._shown) - 1
         later = False
@@ -721,7 +731,34 @@ class MarkdownPieces(Vertical):
                     taken += 1
                 elif ripe is not False:
                     later = True  # not yet, or not laid out yet (never: ``ripe`` says so at the next pass)
+        if far:
+            self.fold(whole.width)  # its settled pieces parked above, as for any piece out of view
         return later
+
+    def fold(self, width: int) -> None:
+        """Far from the view: its pieces are not displayed (not laid out: a long chat's earlier
+        replies were ~45 widgets each that every layout placed again, 335 after four 64 KB
+        replies, a layout of 45-136 ms), it keeps its height. Its pieces stay (the settled ones
+        parked, the last one built): a select-all copies them as before (``Piece.get_selection``).
+        Laid out again when it comes near the view, at another width, when its text changes or
+        text is being selected (``thaw``)."""
+        if self._folded is not None:
+            return
+        height = self.outer_size.height
+        if not height or any(piece.selected for piece in self.pieces):
+            return
+        self._folded = (height, width)
+        self.styles.height = height
+        for piece in self.pieces:
+            piece.display = False
+
+    def unfold(self) -> None:
+        if self._folded is None:
+            return
+        self._folded = None
+        for piece in self.pieces:
+            piece.display = True
+        self.styles.clear_rule("height")
 
     def set_text(self, text: str, *, growing: bool = False) -> None:
         """Show ``text``; ``growing``: a stream that goes on (see ``Splitter.tail``)."""
@@ -732,6 +769,7 @@ class MarkdownPieces(Vertical):
 
     def _apply(self) -> None:
         self._retry = None
+        self.unfold()  # its pieces change: shown and laid out again
         text, cuts = self._showable()
         new = pieces(text, cuts)
         widgets = list(self.query_children(Piece))
