@@ -7,6 +7,9 @@ what it shows."""
 
 from __future__ import annotations
 
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 
 from tests.tui.conftest import make_app, wait_for
@@ -14,7 +17,7 @@ from tests.tui.test_parking import SIZE, _body, _screen, _settle, _text
 from tests.tui.test_streaming import reply
 from vance_cli.events import MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
-from vance_cli.tui.widgets import markdown_pieces
+from vance_cli.tui.widgets import markdown_pieces, transcript as transcript_module
 from vance_cli.tui.widgets.markdown_pieces import Piece, estimated_height
 from vance_cli.tui.widgets.message_view import MessageView
 from vance_cli.tui.widgets.transcript import Transcript
@@ -81,29 +84,32 @@ async def test_scrolled_to_the_top_a_reply_shown_at_once_reads_as_built(monkeypa
     assert tops[0] == tops[1] and "Here is the plan:" in "\n".join(tops[0])
 
 
-async def test_a_piece_built_above_the_view_leaves_the_view_where_it_was(monkeypatch):
-    """Estimated twice too tall: built, the piece just above the view shrinks by half, and without
-    the view moving with its content, what the person reads would jump by as many lines."""
+@pytest.mark.parametrize("factor", [2, 0.5])
+async def test_a_piece_built_above_the_view_leaves_the_view_where_it_was(monkeypatch, factor):
+    """Estimated twice too tall (or half): built, the piece just above the view shrinks (grows),
+    and without the view moving with its content, what the person reads would jump by as many
+    lines (review 16r: a piece that grew was judged by its place after growing, not before)."""
     monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
-    monkeypatch.setattr(markdown_pieces, "estimated_height", lambda text, width: 2 * estimated_height(text, width))
+    monkeypatch.setattr(markdown_pieces, "estimated_height", lambda text, width: max(1, round(factor * estimated_height(text, width))))
     text = reply(30)
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=SIZE) as pilot:
         await _show_at_once(app, pilot, text)
         transcript = app.screen.query_one(Transcript)
         pieces = _body(app).pieces
-        unbuilt = [p for p in pieces if p.state == "parked" and p._source]  # parked, never built
+        unbuilt = [p for p in pieces if p.estimated]  # parked at an estimate, never built
         above = max(unbuilt, key=pieces.index)  # the last of them: just above the built ones
-        passes = transcript._schedule_parking
-        monkeypatch.setattr(transcript, "_schedule_parking", lambda: None)  # no pass while placing the view
+        monkeypatch.setattr(transcript_module, "PARK_MARGIN", 0.0)  # first only the view is built
         top_of_view = above.region.bottom - transcript.region.y + round(transcript.scroll_y)
         transcript.scroll_to(y=top_of_view, animate=False, immediate=True)
         transcript.following = False  # the person's own scroll (release_anchor)
+        await wait_for(pilot, lambda: any(_text(_screen(app))) and all(
+            p.state != "parked" for p in pieces if p.region.height and p.region.overlaps(transcript.region)))
         await _settle(pilot)
-        assert above.state == "parked" and above.region.bottom <= transcript.region.y
+        assert above.state == "parked" and above.estimated and above.region.bottom <= transcript.region.y
         before = _text(_screen(app))
-        monkeypatch.setattr(transcript, "_schedule_parking", passes)
-        transcript.park()  # the pass the scroll would have made: the pieces within a view are built
+        monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+        transcript.park()  # the pass a scroll makes: the pieces within a view of it are built
         await wait_for(pilot, lambda: above.state == "picture" or (above.state == "blocks" and above.ready))
         await _settle(pilot)
         assert _text(_screen(app)) == before
@@ -145,3 +151,31 @@ async def test_a_reply_far_from_the_view_lays_out_none_of_its_pieces_and_comes_b
     assert total > 12 and displayed == 0 and displayed_all == total
     assert top == top_all and "Here is the plan:" in "\n".join(top)
     assert copied == copied_all and copied.count("Here is the plan:") == 2 and "Part 11" in copied
+
+
+ESTIMATED = {
+    "prose and lists": reply(3),
+    "a table": "intro\n\n| a | b | c |\n|---|---|---|\n" + "".join(f"| row {i} | {'x' * 40} | {i} |\n" for i in range(12)) + "\nend\n",
+    "long code lines": "intro\n\n```python\n" + "".join(f"print('{'y' * 200}')  # {i}\n" for i in range(12)) + "```\n\nend\n",
+    "wide characters": "".join("这是一个很长的中文句子，用来测试估计的高度。" * 6 + f"{i}\n\n" for i in range(6)),
+}
+
+
+@pytest.mark.parametrize("kind", ESTIMATED)
+async def test_an_estimated_height_is_close_to_the_built_one(kind):
+    """Review 16r: tables (a rule under each row), wide characters and code lines that do not wrap
+    were off by half to two and a half times."""
+    text = ESTIMATED[kind]
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield Piece(text)
+
+    app = One()
+    async with app.run_test(size=(100, 200)) as pilot:
+        piece = app.query_one(Piece)
+        await wait_for(pilot, lambda: piece.ready)
+        await pilot.pause(0.1)
+        built = piece.outer_size.height
+        assert 0.85 * built <= estimated_height(text, piece.size.width) <= 1.15 * built, (built, estimated_height(text, piece.size.width))

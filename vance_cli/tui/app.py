@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 
 from textual import events
 from textual.app import App
@@ -23,6 +24,7 @@ from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
 
 HANGUP_CHECK_SECONDS = 1.0
+IDLE_SECONDS = 2.0  # nothing pressed for this long: a full settle of the collector may run
 HANGUP_EXIT = 129  # as for SIGHUP
 
 
@@ -56,6 +58,7 @@ class VanceApp(App):
         self.close_when_finished = close_when_finished
         self.error_text: str | None = None
         self._early_keys: list[events.Key] | None = []  # None once the first screen takes keys
+        self._last_input = time.monotonic()
         self._replaying: list[events.Key] = []
         self.hung_up = False  # the terminal went away (see _check_terminal)
         self.stop_signal: int | None = None  # SIGTERM or SIGHUP stopped the app
@@ -93,6 +96,14 @@ class VanceApp(App):
         if not self.is_headless:
             self.set_interval(HANGUP_CHECK_SECONDS, self._check_terminal)
             self._catch_stop_signals()
+        self.set_interval(IDLE_SECONDS, self._settle_when_idle)
+
+    def _settle_when_idle(self) -> None:
+        """The full settle of the garbage collector (tui/collector.py), when one is due and the
+        person has pressed nothing for a while: it walks everything (the model's client too:
+        ~0.3-1 s), so never as a reply starts."""
+        if collector.full_settle_due() and time.monotonic() - self._last_input >= IDLE_SECONDS:
+            collector.settle(full=True)
 
     def _catch_stop_signals(self) -> None:
         """SIGTERM and SIGHUP stop the app as `vance chat --plain` stops: the running turn is
@@ -141,6 +152,8 @@ class VanceApp(App):
             self.exit(return_code=HANGUP_EXIT)
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)):
+            self._last_input = time.monotonic()  # the person is at it (``_settle_when_idle``)
         # Keys typed while the app starts (the person sees the splash's prompt) wait until the
         # first screen has focused its input, then arrive there in order (see take_keys).
         if self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded:

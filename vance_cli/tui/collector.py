@@ -43,7 +43,7 @@ def _oldest_size() -> int:
 
 def hold() -> None:
     """A reply starts streaming: no full collection by the collector itself until ``release``;
-    what is alive now is collected once and frozen (``settle``)."""
+    what came since the last settle is collected once and frozen (``settle``)."""
     global _holds, _saved, _oldest, _next
     if _holds == 0:
         _saved = gc.get_threshold()
@@ -53,22 +53,20 @@ def hold() -> None:
     _holds += 1
 
 
-def settle() -> int:
+def settle(*, full: bool = False) -> int:
     """Collect what is not frozen yet, then freeze what is left out of later full collections.
 
     What lives when a reply starts (the chat so far: every earlier message, its pieces, ~500
     objects a widget) outlives the reply; every full collection of the stream walked it again
     (three 64 KB replies before: 106-212 ms each, a dozen per reply, against 9-78 ms frozen).
     Collected first, so no garbage is frozen. Frozen objects that become garbage later (blocks
-    near the view when the reply started, entries pruned) wait for a full settle: everything
-    unfrozen, collected and frozen again, when the frozen objects grew by a quarter since the
-    last one (what others froze before the first, the app's start and its model client, counts
-    as that: walked again only then). Returns the objects collected."""
+    near the view when the reply started, entries pruned) wait for a ``full`` settle: everything
+    unfrozen, collected and frozen again. That walks what others froze too (the app's start and
+    its model client: ~400,000 objects, 0.3-1 s here), so it is not made as a reply starts but
+    when the person is idle, once due (``full_settle_due``). Returns the objects collected."""
     global _settled
-    frozen = gc.get_freeze_count()
     if _settled is None:
-        _settled = frozen
-    full = frozen - _settled > _settled // 4
+        _settled = gc.get_freeze_count()  # what others froze before: left to a full settle
     if full:
         gc.unfreeze()
     _clear_geometry_caches()
@@ -77,6 +75,13 @@ def settle() -> int:
     if full:
         _settled = gc.get_freeze_count()
     return found
+
+
+def full_settle_due() -> bool:
+    """No reply streams, and the objects frozen since the last full settle grew by a quarter of
+    those frozen then (review 16r: ~100,000 objects frozen by each long reply's start, most of
+    them garbage soon after; memory held so stays within a quarter more)."""
+    return _holds == 0 and _settled is not None and gc.get_freeze_count() - _settled > _settled // 4
 
 
 def release() -> None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.await_complete import AwaitComplete
@@ -159,19 +160,28 @@ def pieces(text: str, cuts: list[Cut]) -> list[str]:
 
 
 def estimated_height(text: str, width: int) -> int:
-    """The lines ``text`` takes as Markdown at ``width``, roughly: each line wrapped at word ends, a
-    blank line one (the margin between blocks), a heading or a fence one more (their margins). For
-    a piece not built yet (``Piece.park_unbuilt``): off by a line or two in forty."""
+    """The lines ``text`` takes as Markdown at ``width``, roughly: each line wrapped at word ends (in
+    cells: CJK is two), a code line one, a blank line one (the margin between blocks), a heading, a
+    fence, a rule or a table row one more. For a piece not built yet (``Piece.park_unbuilt``):
+    within a line or two in forty for prose, lists, tables and code (a piece built above the view
+    keeps the view in place anyway: ``MarkdownPieces.Grown``)."""
     width = max(8, width)
     lines, fenced = 0, False
     for line in text.splitlines():
         line = line.strip()
-        lines += -(-len(line) // (width - 3 if len(line) > width else width)) or 1
         if line.startswith(("```", "~~~")):
             fenced = not fenced
-            lines += fenced
-        elif line.startswith("#") and not fenced:
+            lines += 1 + fenced
+            continue
+        if fenced:  # a code line does not wrap (the block scrolls sideways)
             lines += 1
+            continue
+        cells = cell_len(line)  # wide characters (CJK) take two
+        lines += -(-cells // (width - 3 if cells > width else width)) or 1
+        if line.startswith("#") or line.startswith("|"):
+            lines += 1  # a heading's margin; a table's rule under each row
+        elif line and len(line) >= 3 and set(line) <= set("-=_* "):
+            lines += 1  # a rule
     return max(1, lines)
 
 
@@ -292,6 +302,7 @@ class Piece(Markdown):
         self._theme = ""  # the app's theme when the picture was taken
         self._seen: object = None  # the change a layout pass found applied (``ripe``)
         self._unpicturable: object = None  # the change whose blocks cannot be pictured
+        self.estimated = False  # parked at an estimated height, never built since (``park_unbuilt``)
 
     def _then_fix(self, change: AwaitComplete) -> AwaitComplete:
         before = list(self.walk_children(with_self=False))
@@ -351,11 +362,15 @@ class Piece(Markdown):
         self.parked = (height, width)
         self._source = text
         self.styles.height = height
+        self.estimated = True
 
     def park_width(self, width: int) -> None:
         """The view is ``width`` wide now: a parked piece's height, scaled (shown again: exact)."""
         if self.parked is not None and width and self.parked[1] and width != self.parked[1]:
-            height = max(1, round(self.parked[0] * self.parked[1] / width))
+            if self.estimated:  # estimated again: a list's or a fence's height does not scale
+                height = estimated_height(self._source, width)
+            else:
+                height = max(1, round(self.parked[0] * self.parked[1] / width))
             self.parked = (height, width)
             self.styles.height = height
 
@@ -363,7 +378,9 @@ class Piece(Markdown):
         """Parse ``text`` (the piece's own) again: it comes into view. It keeps its height (and its
         picture, if any: the blocks are painted over the same lines) until its blocks are in."""
         self.parked = None
+        self.estimated = False
         self._appendable = False
+        was = self.region  # where it is on the screen, parked (above the view, or not)
         update = Markdown.update(self, text)
 
         async def built() -> None:
@@ -373,15 +390,15 @@ class Piece(Markdown):
             self.forget_picture()
             self._source = ""
             self._carry_selection()
-            self.call_after_refresh(self._grown, before)
+            self.call_after_refresh(self._grown, before, was)
 
         self._then_fix(AwaitComplete(built()))
 
-    def _grown(self, before: int) -> None:
+    def _grown(self, before: int, was: Region) -> None:
         """Built again: its height may differ from the parked one (estimated: ``park_unbuilt``)."""
         grown = self.outer_size.height - before
-        if grown and before and self.is_attached:
-            self.post_message(MarkdownPieces.Grown(self, grown))
+        if grown and before and was.height and self.is_attached:
+            self.post_message(MarkdownPieces.Grown(self, grown, was))
 
     # --- the picture of a settled piece near the view ---------------------------------------
 
@@ -642,12 +659,14 @@ class MarkdownPieces(Vertical):
 
     class Grown(Message):
         """A parked piece was built again and is ``lines`` taller (or shorter) than it was while
-        parked. It goes on up: the pane that scrolls keeps what it shows in place."""
+        parked, at ``was`` on the screen then. It goes on up: the pane that scrolls keeps what it
+        shows in place."""
 
-        def __init__(self, piece: Piece, lines: int) -> None:
+        def __init__(self, piece: Piece, lines: int, was: Region) -> None:
             super().__init__()
             self.piece = piece
             self.lines = lines
+            self.was = was
 
     def _far(self, texts: list[str]) -> set[int]:
         """The settled pieces (not the last) whose text ends ``FAR_VIEWS`` screens or more above

@@ -97,11 +97,13 @@ class Transcript(FollowingScroll):
 
     def on_markdown_pieces_grown(self, message: MarkdownPieces.Grown) -> None:
         """A piece above the view was built and changed height (it was parked at an estimate):
-        the view moves with what it shows, not with the lines above it."""
+        the view moves with what it shows, not with the lines above it. Whether it was above is
+        decided by where it was before it was built (review 16r: judged after, a piece that grew
+        into the view was not counted, and several built at once moved each other)."""
         message.stop()
         if self.following or not message.piece.is_attached:
             return
-        if message.piece.region.bottom <= self.region.y:
+        if message.was.bottom <= self.region.y:  # wholly above the view when it was parked
             self.scroll_to(y=self.scroll_y + message.lines, animate=False, immediate=True)
 
     def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
