@@ -231,6 +231,7 @@ async def test_the_full_settle_waits_until_the_person_has_pressed_nothing_for_a_
     from vance_cli.tui import app as app_module
 
     made: list[bool] = []
+    monkeypatch.setattr(app_module, "IDLE_SECONDS", 3600.0)  # the app's own interval: not in this test
     monkeypatch.setattr(collector, "full_settle_due", lambda: True)
     monkeypatch.setattr(collector, "settle", lambda full=False: made.append(full))
     app = make_app(ScriptedModel([]))

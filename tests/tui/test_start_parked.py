@@ -179,3 +179,55 @@ async def test_an_estimated_height_is_close_to_the_built_one(kind):
         await pilot.pause(0.1)
         built = piece.outer_size.height
         assert 0.85 * built <= estimated_height(text, piece.size.width) <= 1.15 * built, (built, estimated_height(text, piece.size.width))
+
+
+async def _two_replies(app, pilot, monkeypatch):
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    first, second = reply(16), reply(11)
+    await _show_at_once(app, pilot, first)
+    app.controller.emit(MessageEvent(app.controller.process_id, second))
+    await wait_for(pilot, lambda: len([m for m in app.screen.query(MessageView) if m.role == "assistant"]) == 2)
+    await _settle(pilot)
+    from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
+
+    return [v.query_one(MarkdownPieces) for v in app.screen.query(MessageView) if v.role == "assistant"]
+
+
+async def test_a_click_in_the_visible_reply_leaves_the_earlier_ones_folded(monkeypatch):
+    """Review 16s: a mouse press thawed every reply, and unfolded every earlier one with it."""
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        first, _ = await _two_replies(app, pilot, monkeypatch)
+        assert first._folded is not None
+        transcript = app.screen.query_one(Transcript)
+        transcript.on_mouse_down()  # what a press anywhere in the transcript does
+        assert first._folded is not None
+        await pilot.pause(0.02)
+        assert first._folded is not None
+        transcript.on_mouse_up()
+
+
+async def test_a_reply_does_not_fold_while_one_of_its_pieces_is_being_built(monkeypatch):
+    """Review 16s: a piece built while its reply folds changed height hidden (no Grown: the sizes of
+    hidden widgets are not laid out), and the reply's height changed when it came back."""
+    monkeypatch.setattr(markdown_pieces, "estimated_height", lambda text, width: 3)  # far off
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        first, _ = await _two_replies(app, pilot, monkeypatch)
+        assert first._folded is not None
+        folded = first.outer_size.height
+        first.unfold()
+        await pilot.pause(0.05)
+        estimated = next(p for p in first.pieces if p.estimated)
+        estimated.unpark(first._shown[first.pieces.index(estimated)])  # a pass near it built it...
+        first.park_outside(10**6, 10**6 + 1)  # ...and the next (after a jump away) would fold it
+        assert first._folded is None  # not while it is being built
+        await _settle(pilot)
+        first.park_outside(10**6, 10**6 + 1)
+        assert first._folded is not None  # built: folded at the next pass, at its new height
+        await _settle(pilot)
+        assert first.outer_size.height != folded  # the estimate was off: the height it folds at is the real one
+        before = first.outer_size.height
+        first.unfold()
+        await _settle(pilot)
+        assert first.outer_size.height == before

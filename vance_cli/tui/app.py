@@ -152,7 +152,7 @@ class VanceApp(App):
             self.exit(return_code=HANGUP_EXIT)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp, events.Paste)):
+        if isinstance(event, (events.Key, events.MouseEvent, events.Paste)):  # a drag's moves too
             self._last_input = time.monotonic()  # the person is at it (``_settle_when_idle``)
         # Keys typed while the app starts (the person sees the splash's prompt) wait until the
         # first screen has focused its input, then arrive there in order (see take_keys).
@@ -227,7 +227,7 @@ class VanceApp(App):
         self.push_screen(RunScreen(ProcessFileSource(store, pid), closable=True))
 
     async def on_unmount(self) -> None:
-        gc.unfreeze()
+        collector.thaw_all()
         if self.controller is not None:
             await self.controller.runtime.aclose()
 

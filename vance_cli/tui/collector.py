@@ -77,6 +77,13 @@ def settle(*, full: bool = False) -> int:
     return found
 
 
+def thaw_all() -> None:
+    """Nothing frozen any more (the app ends): the next settle starts afresh."""
+    global _settled
+    gc.unfreeze()
+    _settled = None
+
+
 def full_settle_due() -> bool:
     """No reply streams, and the objects frozen since the last full settle grew by a quarter of
     those frozen then (review 16r: ~100,000 objects frozen by each long reply's start, most of

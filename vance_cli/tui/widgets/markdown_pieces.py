@@ -690,8 +690,9 @@ class MarkdownPieces(Vertical):
         return self.size.width or max(8, self.app.size.width - 6)
 
     def thaw(self) -> None:
-        """Every pictured piece becomes blocks (text is being selected: a drag may cover them)."""
-        self.unfold()
+        """Every pictured piece becomes blocks (text is being selected: a drag may cover them). A
+        folded body has no pictures and stays folded (review 16s: a click unfolded every earlier
+        reply, two layouts of all of them); a selection copies its pieces as they are."""
         for i, piece in enumerate(self.pieces):
             if piece.state == "picture" and i < len(self._shown):
                 piece.unpark(self._shown[i])
@@ -764,11 +765,14 @@ class MarkdownPieces(Vertical):
         if self._folded is not None:
             return
         height = self.outer_size.height
-        if not height or any(piece.selected for piece in self.pieces):
+        pieces = self.pieces
+        if not height or self._retry is not None or any(piece.selected for piece in pieces):
             return
+        if any(piece.parked is None and not piece.ready for piece in pieces):
+            return  # one is being built: its height changes (hidden, unseen: review 16s); a later pass
         self._folded = (height, width)
         self.styles.height = height
-        for piece in self.pieces:
+        for piece in pieces:
             piece.display = False
 
     def unfold(self) -> None:
