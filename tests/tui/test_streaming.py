@@ -424,3 +424,32 @@ async def test_a_loose_numbered_list_streamed_numbers_like_the_whole_text():
     for text in ("1. one\n\n1. two\n\n1. three\n", "".join(f"{i}. item number {i}\n\n" for i in range(1, 12))):
         grown, _ = await _grow(text, step=1)
         assert grown == await _screen_rows(Markdown(text)), text[:40]
+
+
+async def test_deltas_queued_behind_a_newer_one_are_not_handled():
+    """A fast model's deltas queue faster than the screen takes them; each holds the whole text
+    so far, so only the newest of a run is handled (2,681 for a 64 KB reply: ~0.3 s of dispatch)."""
+    from vance_cli.tui.messages import EngineEvent
+    from vance_cli.tui.screens.chat_screen import ChatScreen
+
+    handled: list[str] = []
+    original = ChatScreen.on_engine_event
+
+    def counting(self, message):
+        if isinstance(message.event, MessageDelta):
+            handled.append(message.event.text)
+        return original(self, message)
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        ChatScreen.on_engine_event = counting
+        try:
+            pid = app.controller.process_id
+            text = reply(2)
+            for end in range(10, len(text), 10):
+                app.screen.post_message(EngineEvent(MessageDelta(pid, 1, text[:end], "respond")))
+            app.screen.post_message(EngineEvent(MessageDelta("another", 1, "elsewhere", "respond")))
+            await pilot.pause(0.2)
+        finally:
+            ChatScreen.on_engine_event = original
+    assert handled and handled[-2:] == [text[:end], "elsewhere"] and len(handled) < 5, len(handled)
