@@ -114,6 +114,16 @@ async def test_a_message_in_pieces_looks_like_one_markdown_widget(monkeypatch):
     assert rows == whole
 
 
+async def _reply_shown(app, pilot, text: str, streamed: bool) -> None:
+    """``text`` streamed (deltas of 11 characters) or shown at once, then wholly shown."""
+    if streamed:
+        await _stream(app, pilot, text, step=11)
+    else:
+        app.controller.emit(MessageEvent(app.controller.process_id, text))
+    await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
+    await _all_shown(app, pilot, text)
+
+
 async def _all_shown(app, pilot, text: str) -> None:
     """Every piece of the reply holds its text and is built or parked, then a few paints."""
     (body,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"][0].query(MarkdownPieces)
@@ -170,12 +180,7 @@ async def test_a_streamed_reply_renders_as_the_same_message_unstreamed(monkeypat
     async def rows(streamed: bool) -> list[str]:
         app = make_app(ScriptedModel([]))
         async with app.run_test(size=(100, 300)) as pilot:
-            if streamed:
-                await _stream(app, pilot, text, step=11)
-            else:
-                app.controller.emit(MessageEvent(app.controller.process_id, text))
-            await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
-            await _all_shown(app, pilot, text)
+            await _reply_shown(app, pilot, text, streamed)
             pid = app.controller.process_id  # random per app: the status bar differs there
             return [row for row in _rows(app.export_screenshot()) if pid not in row]
 
@@ -211,13 +216,8 @@ async def test_a_finished_reply_restyles_only_the_message_and_looks_like_the_mes
     async def screen(streamed: bool) -> list[tuple]:
         app = make_app(ScriptedModel([]))
         async with app.run_test(size=(100, 300)) as pilot:
-            if streamed:
-                await _stream(app, pilot, text, step=11)
-            else:
-                app.controller.emit(MessageEvent(app.controller.process_id, text))
-            await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
             app.screen.query_one(PromptInput).cursor_blink = False  # the same cursor in both
-            await _all_shown(app, pilot, text)
+            await _reply_shown(app, pilot, text, streamed)
             svg = app.export_screenshot()
             (message,) = [m for m in app.screen.query(MessageView) if m.role == "assistant"]
             assert "-assistant" in message.classes and "streaming" not in message.classes
