@@ -7,8 +7,7 @@ from __future__ import annotations
 from textual.widgets.markdown import MarkdownBlock
 
 from tests.tui.conftest import make_app, wait_for
-from tests.tui.test_streaming import _rows, _stream, reply
-from vance_cli.events import MessageEvent
+from tests.tui.test_streaming import _reply_shown, _rows, reply
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui.widgets import markdown_pieces, transcript as transcript_module
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces, Piece
@@ -42,13 +41,7 @@ async def _settle(pilot) -> None:
 
 
 async def _shown(app, pilot, text: str, streamed: bool) -> None:
-    if streamed:
-        await _stream(app, pilot, text, step=211)
-    else:
-        app.controller.emit(MessageEvent(app.controller.process_id, text))
-    await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
-    await wait_for(pilot, lambda: _body(app).shown == text and all(p.parked or p.ready for p in _body(app).pieces))
-    await _settle(pilot)
+    await _reply_shown(app, pilot, text, streamed, step=211)
 
 
 _LOOKS: dict = {}  # the reference looks (every piece built), shared by the tests

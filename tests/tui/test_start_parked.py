@@ -14,7 +14,7 @@ from textual.widgets import Markdown
 
 from tests.tui.conftest import make_app, wait_for
 from tests.tui.test_parking import SIZE, _body, _screen, _settle, _text
-from tests.tui.test_streaming import reply
+from tests.tui.test_streaming import _reply_shown, reply
 from vance_cli.events import MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui.widgets import markdown_pieces, transcript as transcript_module
@@ -24,10 +24,7 @@ from vance_cli.tui.widgets.transcript import Transcript
 
 
 async def _show_at_once(app, pilot, text: str) -> None:
-    app.controller.emit(MessageEvent(app.controller.process_id, text))
-    await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])
-    await wait_for(pilot, lambda: _body(app).shown == text and all(p.parked or p.ready for p in _body(app).pieces))
-    await _settle(pilot)
+    await _reply_shown(app, pilot, text, streamed=False)
 
 
 def _count_builds(monkeypatch) -> list[Piece]:

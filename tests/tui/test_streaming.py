@@ -114,10 +114,10 @@ async def test_a_message_in_pieces_looks_like_one_markdown_widget(monkeypatch):
     assert rows == whole
 
 
-async def _reply_shown(app, pilot, text: str, streamed: bool) -> None:
-    """``text`` streamed (deltas of 11 characters) or shown at once, then wholly shown."""
+async def _reply_shown(app, pilot, text: str, streamed: bool, step: int = 11) -> None:
+    """``text`` streamed (deltas of ``step`` characters) or shown at once, then wholly shown."""
     if streamed:
-        await _stream(app, pilot, text, step=11)
+        await _stream(app, pilot, text, step=step)
     else:
         app.controller.emit(MessageEvent(app.controller.process_id, text))
     await wait_for(pilot, lambda: [m.text for m in app.screen.query(MessageView) if m.role == "assistant"] == [text])

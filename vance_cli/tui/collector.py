@@ -69,8 +69,7 @@ def settle(*, full: bool = False) -> int:
         _settled = gc.get_freeze_count()  # what others froze before: left to a full settle
     if full:
         gc.unfreeze()
-    _clear_geometry_caches()
-    found = gc.collect()
+    found = collect()
     gc.freeze()
     if full:
         _settled = gc.get_freeze_count()

@@ -180,7 +180,7 @@ def estimated_height(text: str, width: int) -> int:
         lines += -(-cells // (width - 3 if cells > width else width)) or 1
         if line.startswith("#") or line.startswith("|"):
             lines += 1  # a heading's margin; a table's rule under each row
-        elif line and len(line) >= 3 and set(line) <= set("-=_* "):
+        elif len(line) >= 3 and set(line) <= set("-=_* "):
             lines += 1  # a rule
     return max(1, lines)
 
@@ -708,8 +708,9 @@ class MarkdownPieces(Vertical):
     def park_outside(self, top: int, bottom: int) -> bool:
         """Park the settled pieces that lie wholly outside screen lines [top, bottom); picture the
         settled ones inside (``Piece.picture``) and show again as blocks the parked ones inside that
-        have no picture at this width. The last piece (it may still grow) stays blocks. Returns
-        whether a piece may be pictured at a later pass (``Piece.ripe``)."""
+        have no picture at this width. The last piece (it may still grow) stays blocks. A finished
+        reply wholly outside is folded then (``fold``). Returns whether a piece may be pictured or
+        laid out at a later pass (``Piece.ripe``, ``unfold``)."""
         whole = self.region
         far = FOLDING and bool(whole.height) and (whole.bottom <= top or whole.y >= bottom) and not self._growing
         if self._folded is not None:
