@@ -5,6 +5,8 @@ key pressed then waited for both). tui/collector.py."""
 from __future__ import annotations
 
 import gc
+import sys
+import time
 
 import pytest
 from textual.screen import Screen
@@ -13,14 +15,17 @@ from tests.tui.conftest import make_app, wait_for
 from tests.tui.test_streaming import reply
 from vance_cli.events import MessageDelta, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
-from vance_cli.tui import collector
+from vance_cli.tui import app as app_module, collector
 from vance_cli.tui.widgets import markdown_pieces
+from vance_cli.tui.widgets.transcript import Transcript
 
 
 @pytest.fixture
 def thresholds(monkeypatch):
     saved = gc.get_threshold()
     monkeypatch.setattr(collector, "_settled", None)
+    monkeypatch.setattr(collector, "_saved", None)
+    monkeypatch.setattr(collector, "_released_at", None)
     yield
     while collector.held():
         collector.release()
@@ -28,17 +33,47 @@ def thresholds(monkeypatch):
     gc.unfreeze()  # what a hold froze: not left to the tests after this one (review 16r)
 
 
-def test_hold_keeps_full_collections_for_later_and_release_gives_the_thresholds_back(thresholds):
+def test_hold_keeps_full_collections_for_later_and_the_leftovers_give_the_thresholds_back(thresholds):
     gc.set_threshold(500, 7, 9)
     collector.hold()
     collector.hold()  # two streams at once
     assert gc.get_threshold()[:2] == (500, 7) and gc.get_threshold()[2] > 10**6
     collector.release()
     assert collector.held() and gc.get_threshold()[2] > 10**6  # the other still streams
+    assert not collector.leftovers(idle=True)  # not while one streams
     collector.release()
-    assert not collector.held() and gc.get_threshold() == (500, 7, 9)
+    assert not collector.held() and gc.get_threshold()[2] > 10**6  # the leftovers wait for an idle moment
     collector.release()  # once too often: nothing happens
+    assert not collector.leftovers(idle=False)  # the person is at it
+    assert collector.leftovers(idle=True)
     assert gc.get_threshold() == (500, 7, 9)
+    assert not collector.leftovers(idle=True)  # once
+
+
+def test_the_leftovers_of_a_reply_are_collected_idle_or_late(thresholds, monkeypatch):
+    """Collected and frozen when the person is idle, or ``LEFTOVER_SECONDS`` after the reply ended
+    whatever they do (memory stays bounded); a reply that starts meanwhile collects them itself."""
+    import weakref
+
+    gc.set_threshold(500, 7, 9)
+    clock = [1000.0]
+    monkeypatch.setattr(collector.time, "monotonic", lambda: clock[0])
+    collector.hold()
+    collector.release()
+    garbage = _Cycle()
+    dead = weakref.ref(garbage)
+    del garbage
+    clock[0] += collector.LEFTOVER_SECONDS - 1
+    assert not collector.leftovers(idle=False) and dead() is not None
+    clock[0] += 2
+    assert collector.leftovers(idle=False) and dead() is None
+    assert gc.get_threshold() == (500, 7, 9)
+    collector.hold()  # a new reply: thresholds saved again, the leftovers its own settle's
+    collector.release()
+    collector.hold()  # one more before the leftovers were collected: the saved thresholds are CPython's
+    assert gc.get_threshold()[:2] == (500, 7)
+    collector.release()
+    assert collector.leftovers(idle=True) and gc.get_threshold() == (500, 7, 9)
 
 
 def test_a_collection_is_due_when_cpython_would_make_one(thresholds):
@@ -67,6 +102,7 @@ def test_release_leaves_thresholds_someone_else_set_meanwhile(thresholds):
     collector.hold()
     gc.set_threshold(123, 4, 5)
     collector.release()
+    collector.leftovers(idle=True)
     assert gc.get_threshold() == (123, 4, 5)
 
 
@@ -92,6 +128,7 @@ async def test_no_full_collection_starts_inside_a_layout_while_a_reply_streams(t
             starts.append((inside["layout"], collector.held()))
 
     monkeypatch.setattr(Screen, "_refresh_layout", refresh_layout)
+    monkeypatch.setattr(app_module, "IDLE_SECONDS", 0.2)
     app = make_app(ScriptedModel([]))
     text = reply(10)
     gc.callbacks.append(seen)
@@ -103,13 +140,22 @@ async def test_no_full_collection_starts_inside_a_layout_while_a_reply_streams(t
                 await pilot.pause(0.03)
             assert collector.held()
             streamed = [s for s in starts if s[1]]
+            app._last_input = time.monotonic() + 3600  # the person is at it (never idle until below)
             app.controller.emit(MessageEvent(pid, text))
             await wait_for(pilot, lambda: not collector.held())
+            ended = len(starts)
+            for _ in range(5):  # reads the reply and scrolls
+                app.screen.query_one(Transcript).scroll_relative(y=-3, animate=False)  # layouts, allocations
+                await pilot.pause(0.05)
+            after = starts[ended:]
+            assert gc.get_threshold()[2] > 10**6  # the leftovers wait for an idle moment
+            app._last_input = 0.0  # idle now: the app's idle timer collects them
+            await wait_for(pilot, lambda: gc.get_threshold() == (100, 2, 2))
     finally:
         gc.callbacks.remove(seen)
     assert len(streamed) >= 2, starts  # the collections were made (by the paints), not skipped
     assert not [s for s in streamed if s[0]], f"{sum(1 for s in streamed if s[0])} of {len(streamed)} inside a layout"
-    assert gc.get_threshold() == (100, 2, 2)  # given back when the reply became the message
+    assert not [s for s in after if s[0]], f"{len(after)} full collections after the reply, in layouts"
 
 
 def _self_looped(garbage: list) -> list:
@@ -129,8 +175,8 @@ def test_a_line_cut_or_cropped_whole_is_freed_without_the_collector():
     from rich.segment import Segment
     from textual.strip import Strip
 
-    collector.strips_without_self_loops()
-    collector.strips_without_self_loops()  # once is enough; twice changes nothing
+    collector.lighter_strips()
+    collector.lighter_strips()  # once is enough; twice changes nothing
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
@@ -138,6 +184,8 @@ def test_a_line_cut_or_cropped_whole_is_freed_without_the_collector():
         assert line.divide([11]) == [line] and line.divide(iter([11, 40]))[0] is line
         assert line.crop_extend(0, 11, None) is line
         assert [part.text for part in line.divide([5, 11])] == ["hello", " world"]  # Textual's own
+        part = line.divide([5, 11])[1]
+        assert sys.getrefcount(part) == 2  # this name's and the call's: the line keeps no cut piece
         assert line.crop_extend(0, 13, None).text == "hello world  "
         assert line.crop_extend(6, 11, None).text == "world"
         del line

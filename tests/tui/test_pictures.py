@@ -250,3 +250,17 @@ async def test_a_selection_left_standing_keeps_only_its_own_pieces_built(monkeyp
         await _pictured(pilot, app)
         assert first.state == "blocks"  # it holds the selection: never parked, never pictured
         assert "Here is the plan:" in (app.screen.get_selected_text() or "")
+
+
+async def test_a_settled_piece_is_pictured_once_laid_out_not_at_a_later_timer(monkeypatch):
+    """A piece tells the pane when its blocks are laid out (``MarkdownPieces.Laid``): the pass that
+    pictures it comes then. Before, a pass found it applied but maybe not laid out, and only a
+    pass after it (a timer's, a scroll's) pictured it: a 64 KB stream laid out ~110 widgets at each
+    paint against ~85 now, the settled pieces' blocks waiting for that second pass."""
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+    monkeypatch.setattr(transcript_module, "PICTURE_SECONDS", 60.0)  # no pass from the timer
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _shown(app, pilot, reply(12), streamed=False)
+        await wait_for(pilot, lambda: "picture" in _states(app), describe=lambda: _states(app))

@@ -87,7 +87,7 @@ class VanceApp(App):
         return super().get_default_screen()
 
     def on_mount(self) -> None:
-        collector.strips_without_self_loops()  # painted lines freed as they go (tui/collector.py)
+        collector.lighter_strips()  # painted lines freed as they go (tui/collector.py)
         gc.freeze()  # the app's long-lived objects (see the module's docstring)
         if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
             self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate
@@ -101,9 +101,11 @@ class VanceApp(App):
     def _settle_when_idle(self) -> None:
         """The full settle of the garbage collector (tui/collector.py), when one is due and the
         person has pressed nothing for a while: it walks everything (the model's client too:
-        ~0.3-1 s), so never as a reply starts."""
-        if collector.full_settle_due() and time.monotonic() - self._last_input >= IDLE_SECONDS:
+        ~0.3-1 s), so never as a reply starts. And what the last reply left (``leftovers``)."""
+        idle = time.monotonic() - self._last_input >= IDLE_SECONDS
+        if idle and collector.full_settle_due():
             collector.settle(full=True)
+        collector.leftovers(idle=idle)  # what the last reply left (after a full settle: nothing)
 
     def _catch_stop_signals(self) -> None:
         """SIGTERM and SIGHUP stop the app as `vance chat --plain` stops: the running turn is

@@ -22,11 +22,16 @@ makes it grow, which bounds the memory it holds). ``collect`` first empties Text
 geometry results (Region intersections and the like, ~13,000 entries and ~30,000 objects after a
 minute of streaming, every one walked by every full collection; computing them again costs
 microseconds).
+
+When the reply ends (``release``), the thresholds stay out of reach until the person is idle:
+then what the stream left is collected and frozen (``leftovers``), not in whatever layout CPython's
+next full collection would have started in (a 47-76 ms step as the person starts to type).
 """
 
 from __future__ import annotations
 
 import gc
+import time
 
 _OUT_OF_REACH = 1 << 30
 
@@ -34,6 +39,8 @@ _holds = 0
 _saved: tuple[int, int, int] | None = None
 _oldest = 0  # objects in the oldest generation after the last full collection (or at ``hold``)
 _next = 0  # young collections counted when ``due`` looks at the oldest generation again
+_released_at: float | None = None  # when the last hold ended, its leftovers not collected yet (``leftovers``)
+LEFTOVER_SECONDS = 30.0
 _settled: int | None = None  # objects frozen after the last full ``settle`` (or before the first)
 
 
@@ -44,10 +51,12 @@ def _oldest_size() -> int:
 def hold() -> None:
     """A reply starts streaming: no full collection by the collector itself until ``release``;
     what came since the last settle is collected once and frozen (``settle``)."""
-    global _holds, _saved, _oldest, _next
+    global _holds, _saved, _oldest, _next, _released_at
     if _holds == 0:
-        _saved = gc.get_threshold()
-        gc.set_threshold(_saved[0], _saved[1], _OUT_OF_REACH)
+        if _saved is None:  # else the last reply's leftovers still wait: collected here instead
+            _saved = gc.get_threshold()
+            gc.set_threshold(_saved[0], _saved[1], _OUT_OF_REACH)
+        _released_at = None
         settle()
         _oldest, _next = _oldest_size(), _saved[2]
     _holds += 1
@@ -77,10 +86,12 @@ def settle(*, full: bool = False) -> int:
 
 
 def thaw_all() -> None:
-    """Nothing frozen any more (the app ends): the next settle starts afresh."""
+    """Nothing frozen any more (the app ends): the next settle starts afresh, the thresholds are
+    CPython's again."""
     global _settled
     gc.unfreeze()
     _settled = None
+    _give_back()
 
 
 def full_settle_due() -> bool:
@@ -91,15 +102,38 @@ def full_settle_due() -> bool:
 
 
 def release() -> None:
-    """A reply stopped streaming (once for each ``hold``): the collector's thresholds come back."""
-    global _holds, _saved
+    """A reply stopped streaming (once for each ``hold``). What the stream left (its pieces, what
+    it made since its last collection: ~45,000-100,000 objects after a 64 KB reply) is collected
+    and frozen by ``leftovers``, when the person is idle: given back at once, the thresholds let
+    CPython start a full collection that walks it all (47-76 ms) in the next layout or so, just as
+    the person reads the reply and starts typing."""
+    global _holds, _released_at
     if _holds == 0:
         return
     _holds -= 1
-    if _holds == 0 and _saved is not None:
-        if gc.get_threshold()[2] == _OUT_OF_REACH:  # not changed by someone else meanwhile
-            gc.set_threshold(*_saved)
-        _saved = None
+    if _holds == 0:
+        _released_at = time.monotonic()
+
+
+def leftovers(*, idle: bool) -> bool:
+    """After the last ``release``: when the person is ``idle`` (or ``LEFTOVER_SECONDS`` later
+    whatever they do, so that memory stays bounded), what is not frozen is collected and the rest
+    frozen (``settle``), and the collector's thresholds come back. Returns whether it ran."""
+    if _holds or _released_at is None:
+        return False
+    if not idle and time.monotonic() - _released_at < LEFTOVER_SECONDS:
+        return False
+    settle()
+    _give_back()
+    return True
+
+
+def _give_back() -> None:
+    """The thresholds saved at ``hold`` come back (unless someone else changed them meanwhile)."""
+    global _saved, _released_at
+    if _saved is not None and gc.get_threshold()[2] == _OUT_OF_REACH:
+        gc.set_threshold(*_saved)
+    _saved, _released_at = None, None
 
 
 def held() -> bool:
@@ -129,39 +163,47 @@ def collect() -> int:
     return found
 
 
-def strips_without_self_loops() -> None:
-    """Textual's lines (``Strip``) cache what is made of them, and two of those results are the
-    line itself: ``divide`` at its own length (``[self]``: how the compositor cuts a line no other
-    widget overlaps, most lines of every paint) and ``crop_extend`` over its whole length. A line in
-    its own cache is a reference cycle: every line painted became cyclic garbage, with its seven
-    caches (~16 objects), that only a full collection frees (a 64 KB stream: ~12,000 lines and
-    ~150,000 objects of the ~400,000 its full collections freed; Textual 8.2.8). Those two results
-    are the line itself, cached or not: here they are returned without caching them, and every
-    other call is Textual's. Once per process; a Textual without these methods is left alone."""
+def lighter_strips() -> None:
+    """Lines that do not keep what was cut from them.
+
+    Textual's lines (``Strip``) cache what is made of them, in seven caches each. Two of those
+    results are the line itself: ``divide`` at its own length (``[self]``: how the compositor cuts
+    a line no other widget overlaps, most lines of every paint) and ``crop_extend`` over its whole
+    length. A line in its own cache is a reference cycle: every line painted became cyclic
+    garbage, with its seven caches (~16 objects), that only a full collection frees (a 64 KB
+    stream: ~12,000 lines and ~150,000 objects of the ~400,000 its full collections freed; Textual
+    8.2.8). Those two results are returned uncached. And every line still shown kept the pieces
+    the compositor cut it into at each paint (``divide``'s cache: a list of new lines, each with
+    its seven caches): ~60 % of the lines alive while a 64 KB reply streamed, ~30 % of the objects
+    each full collection walked (46,000 against 65,000). They are not cached: cutting a line again
+    at the next paint costs microseconds. Every other call is Textual's. Once per process; a
+    Textual without these methods is left alone."""
     try:
         from textual.strip import Strip
     except ImportError:  # pragma: no cover - no Textual: no lines
         return
     divide, crop_extend = getattr(Strip, "divide", None), getattr(Strip, "crop_extend", None)
-    if divide is None or crop_extend is None or getattr(divide, "without_self_loops", False):
+    if divide is None or crop_extend is None or getattr(divide, "lighter", False):
         return
 
-    def divide_without_self_loop(self, cuts):
+    def divide_uncached(self, cuts):
         length = self.cell_length
         cuts = [cut for cut in cuts if cut <= length]
         if cuts == [length]:
             return [self]
-        return divide(self, cuts)
+        strips = divide(self, cuts)
+        self._divide_cache.clear()
+        return strips
 
     def crop_extend_without_self_loop(self, start, end, style):
         if start <= 0 and end == self.cell_length:
             return self
         return crop_extend(self, start, end, style)
 
-    for function, original in ((divide_without_self_loop, divide), (crop_extend_without_self_loop, crop_extend)):
+    for function, original in ((divide_uncached, divide), (crop_extend_without_self_loop, crop_extend)):
         function.__doc__ = original.__doc__
-        function.without_self_loops = True  # type: ignore[attr-defined]
-    Strip.divide = divide_without_self_loop  # type: ignore[method-assign]
+        function.lighter = True  # type: ignore[attr-defined]
+    Strip.divide = divide_uncached  # type: ignore[method-assign]
     Strip.crop_extend = crop_extend_without_self_loop  # type: ignore[method-assign]
 
 

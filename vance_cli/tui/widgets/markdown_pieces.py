@@ -311,9 +311,19 @@ class Piece(Markdown):
             await change
             self.fix_margins()
             drop_dead_lines(before)  # the blocks this change replaced
+            self.call_after_refresh(self._refreshed, busy, 1)
 
-        self._busy = AwaitComplete(applied())
-        return self._busy
+        busy = self._busy = AwaitComplete(applied())
+        return busy
+
+    def _refreshed(self, busy: AwaitComplete, again: int) -> None:
+        """A refresh of the screen after the change ``busy`` was applied: its blocks are laid out
+        after the second (the first may come before their layout was asked for): ``ripe``."""
+        if again:
+            self.call_after_refresh(self._refreshed, busy, again - 1)
+        elif busy is self._busy:
+            self._seen = busy
+            self.post_message(MarkdownPieces.Laid(self))
 
     def update(self, markdown: str) -> AwaitComplete:
         self._appendable = not markdown
@@ -413,8 +423,7 @@ class Piece(Markdown):
         if dragging(self.screen) or self.selected:
             return False  # a selection's highlight and its text belong to the blocks
         if self._seen is not self._busy:
-            self._seen = self._busy
-            return None
+            return None  # not laid out since (``_refreshed``): asked again then
         return not self.is_mouse_over  # over it or over one of its blocks
 
     def picture(self) -> list[Strip] | None:
@@ -656,6 +665,20 @@ class MarkdownPieces(Vertical):
         def __init__(self, piece: Piece) -> None:
             super().__init__()
             self.piece = piece
+
+    class Laid(Message):
+        """A piece's last change is laid out: it may be pictured now (``Piece.ripe``). A settled
+        piece's goes on up (the pane that parks the pieces makes a pass); the last piece's stops
+        here (it stays blocks: it may still grow)."""
+
+        def __init__(self, piece: Piece) -> None:
+            super().__init__()
+            self.piece = piece
+
+    def on_markdown_pieces_laid(self, message: Laid) -> None:
+        widgets = self.pieces
+        if not PICTURES or not widgets or message.piece is widgets[-1]:
+            message.stop()
 
     class Grown(Message):
         """A parked piece was built again and is ``lines`` taller (or shorter) than it was while

@@ -106,6 +106,10 @@ class Transcript(FollowingScroll):
         if message.was.bottom <= self.region.y:  # wholly above the view when it was parked
             self.scroll_to(y=self.scroll_y + message.lines, animate=False, immediate=True)
 
+    def on_markdown_pieces_laid(self, message: MarkdownPieces.Laid) -> None:
+        message.stop()
+        self._schedule_parking()  # a settled piece near the view can be pictured now
+
     def on_markdown_pieces_thaw(self, message: MarkdownPieces.Thaw) -> None:
         message.stop()
         self._park_soon()  # to park or picture it again
