@@ -280,7 +280,7 @@ class Doctor:
                 good.append(f"{server.name} ({len(found.tools)} tools)")
         if bad:
             return Check("mcp", FAIL, "; ".join(bad), "fix the command or url in [mcp.servers] (run `vance mcp list`); "
-                         "for a missing package: pip install 'vance[mcp]'")
+                         "for a missing package: pip install 'vance-cli[mcp]'")
         if held:
             return Check("mcp", WARN, "; ".join([*good, *held]), "trust the folder to start its servers: vance trust")
         return Check("mcp", OK, ", ".join(good) + " start")

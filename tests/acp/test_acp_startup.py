@@ -45,5 +45,5 @@ def test_without_the_sdk_vance_acp_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "acp", None)  # None in sys.modules makes `import acp` fail
     r = run_cli("acp")
     assert r.returncode == 1, r.stderr
-    assert "Agent Client Protocol SDK" in r.stderr and "vance[acp]" in r.stderr
+    assert "Agent Client Protocol SDK" in r.stderr and "vance-cli[acp]" in r.stderr
     assert "Traceback" not in r.stderr

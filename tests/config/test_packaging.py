@@ -65,3 +65,21 @@ def test_defaults_toml_ships_as_package_data():
     assert any(
         fnmatch.fnmatch("defaults.toml", p) for p in _patterns("vance_cli.config")
     )
+
+
+def test_every_install_hint_names_the_package_as_published():
+    """The distribution is vance-cli: a hint saying `pip install 'vance[mcp]'` (doctor's, the MCP
+    survey's) would install another project's package, or nothing."""
+    import re
+
+    name = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert name == "vance-cli"
+    wrong = []
+    for path in [*(REPO / "vance_cli").rglob("*.py"), *(REPO / "vance_cli").rglob("*.toml"),
+                 REPO / "README.md", *(REPO / "docs").rglob("*.md")]:
+        if "__pycache__" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"(?<![-\w])vance\[", line):
+                wrong.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    assert not wrong, "\n".join(wrong)

@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         allow: list[str] = typer.Option([], "--allow", help="Allow TOOL or 'TOOL:PATTERN' calls without asking the editor (repeatable)."),
         yes: bool = typer.Option(False, "--yes", "-y", help="Allow every tool call without asking (deny rules still apply)."),
     ) -> None:
-        """Speak ACP on stdin/stdout: an editor's agent panel drives Vance chats (needs vance[acp])."""
+        """Speak ACP on stdin/stdout: an editor's agent panel drives Vance chats (needs vance-cli[acp])."""
         import asyncio
 
         from vance_cli.cli.common import model_factory, needs_sdk, require_text
@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         with needs_sdk(
             "acp",
             "`vance acp` needs the Agent Client Protocol SDK, which is not installed",
-            hint="pip install 'vance-cli[acp]' (vance[acp]; or: pip install agent-client-protocol)",
+            hint="pip install 'vance-cli[acp]' (or: pip install agent-client-protocol)",
         ):
             import acp  # noqa: F401  (the SDK itself: vance_cli.acp.agent may be loaded already)
 

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
 
     @mcp.command("serve")
     def serve() -> None:
-        """Serve structure, benjy_run and the named schemas over MCP on stdin/stdout (needs vance[mcp])."""
+        """Serve structure, benjy_run and the named schemas over MCP on stdin/stdout (needs vance-cli[mcp])."""
         import asyncio
 
         from vance_cli.cli.common import model_factory, needs_sdk
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
         with needs_sdk(
             "mcp",
             "`vance mcp serve` needs the MCP SDK, which is not installed",
-            hint="pip install 'vance-cli[mcp]' (vance[mcp]; or: pip install mcp)",
+            hint="pip install 'vance-cli[mcp]' (or: pip install mcp)",
         ):
             import mcp  # noqa: F401  (the SDK itself: vance_cli.mcp_server may be loaded already)
 

@@ -419,7 +419,7 @@ def survey(server: McpServer, scopes: Any) -> Survey:
     try:
         tools = asyncio.run(tools_of(server, log_path(scopes, server.name), warnings=warnings))
     except ModuleNotFoundError:
-        return Survey([], [], "the mcp package is missing; install it with: pip install 'vance[mcp]'")
+        return Survey([], [], "the mcp package is missing; install it with: pip install 'vance-cli[mcp]'")
     except (McpUnavailable, TimeoutError) as exc:
         return Survey([], [], str(exc) or f"MCP server {server.name} did not start in time")
     return Survey([t for t in tools if isinstance(t, McpTool)], warnings)
