@@ -264,3 +264,51 @@ async def test_a_settled_piece_is_pictured_once_laid_out_not_at_a_later_timer(mo
     async with app.run_test(size=SIZE) as pilot:
         await _shown(app, pilot, reply(12), streamed=False)
         await wait_for(pilot, lambda: "picture" in _states(app), describe=lambda: _states(app))
+
+
+async def test_a_piece_is_not_pictured_while_a_batch_defers_the_layout(monkeypatch):
+    """Textual's Markdown update and append hold a batch of updates across their mount (during a
+    stream the last piece does at every paint); meanwhile the screen runs its after-refresh
+    callbacks without laying out. A piece whose change was applied then must not be pictured from
+    the geometry before it (review 16t: a piece pictured 10 lines high, its blocks 9 once its
+    margins were set). Here every piece built again opens such a batch as its change is applied;
+    each picture taken near the top must equal its blocks, height and text."""
+    import asyncio
+
+    from vance_cli.tui.widgets.markdown_pieces import Piece
+
+    monkeypatch.setattr(markdown_pieces, "CHUNK", 150)
+    monkeypatch.setattr(transcript_module, "PARK_MARGIN", 1.0)
+    app = make_app(ScriptedModel([]))
+    unparked = set()
+    original_unpark, original_fix = Piece.unpark, Piece.fix_margins
+
+    def unpark(self, text):
+        unparked.add(self)
+        return original_unpark(self, text)
+
+    def fix_margins(self):
+        if self in unparked:
+            self.screen._refresh_layout()  # the screen's timer laid the new blocks out before (it can)
+        original_fix(self)
+        if self in unparked:
+            unparked.discard(self)
+            app._begin_batch()  # as a mount elsewhere does, for 150 ms
+            asyncio.get_running_loop().call_later(0.15, app._end_batch)
+
+    monkeypatch.setattr(Piece, "unpark", unpark)
+    monkeypatch.setattr(Piece, "fix_margins", fix_margins)
+    lines = lambda strips: [line.text.rstrip() for line in strips]  # noqa: E731
+    async with app.run_test(size=(100, 16)) as pilot:
+        await _shown(app, pilot, reply(14), streamed=False)  # far pieces come parked (estimated)
+        body = _body(app)
+        app.screen.query_one(Transcript).scroll_home(animate=False)
+        await wait_for(pilot, lambda: body.pieces[0].state == "picture", timeout=10)
+        await pilot.pause(0.5)
+        pictured = {i: (p.parked[0], lines(p._picture)) for i, p in enumerate(body.pieces) if p.state == "picture"}
+        monkeypatch.setattr(markdown_pieces, "PICTURES", False)
+        body.thaw()
+        await wait_for(pilot, lambda: all(body.pieces[i].state == "blocks" and body.pieces[i].ready for i in pictured))
+        await _settle(pilot)
+        built = {i: (body.pieces[i].outer_size.height, lines(body.pieces[i].picture() or [])) for i in pictured}
+    assert pictured and pictured == built

@@ -54,7 +54,8 @@ def hold() -> None:
     what came since the last settle is collected once and frozen (``settle``)."""
     global _holds, _saved, _oldest, _next, _released_at, _counted
     if _holds == 0:
-        if _saved is None:  # else the last reply's leftovers still wait: collected here instead
+        if _saved is None or gc.get_threshold()[2] != _OUT_OF_REACH:  # else the last reply's
+            # leftovers still wait (collected here instead) and the thresholds saved then stand
             _saved = gc.get_threshold()
             gc.set_threshold(_saved[0], _saved[1], _OUT_OF_REACH)
         _released_at = None
@@ -204,7 +205,9 @@ def lighter_strips() -> None:
         if cuts == [length]:
             return [self]
         strips = divide(self, cuts)
-        self._divide_cache.clear()
+        cache = getattr(self, "_divide_cache", None)  # Textual's (8.2); another Textual: its own way
+        if cache is not None:
+            cache.clear()
         return strips
 
     def crop_extend_without_self_loop(self, start, end, style):

@@ -58,6 +58,7 @@ CHUNK = 1500  # characters: a piece is cut at the first safe boundary after this
 PICTURES = True  # settled pieces near the view are shown as pictures of their blocks (``Piece.picture``)
 FAR_VIEWS = 2  # a settled piece this many screens of text above its reply's end comes parked (``Piece.park_unbuilt``)
 FOLDING = True  # a reply wholly far from the view lays out none of its pieces (``MarkdownPieces.fold``)
+LAID_RETRY_SECONDS = 0.02  # a layout was pending when a piece's change was applied: looked at again after this
 PICTURES_PER_PASS = 2  # taken in one layout pass (~5 ms each, and a layout after): the rest at the next
 
 _ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -183,6 +184,17 @@ def estimated_height(text: str, width: int) -> int:
         elif len(line) >= 3 and set(line) <= set("-=_* "):
             lines += 1  # a rule
     return max(1, lines)
+
+
+def layout_pending(widget: Widget) -> bool:
+    """Whether the screen has a layout to make: one was asked for, or a batch of updates is open
+    (Textual's ``Markdown.update`` and ``append`` hold one across their mount, and the screen
+    runs its after-refresh callbacks meanwhile without laying out: review 16t, a piece pictured
+    at the height it had before its margins were set). Geometry read now may be stale."""
+    try:
+        return bool(getattr(widget.app, "_batch_count", 0) or getattr(widget.screen, "_layout_required", False))
+    except Exception:  # noqa: BLE001 - no app or screen any more
+        return False
 
 
 def dragging(screen) -> bool:
@@ -318,10 +330,15 @@ class Piece(Markdown):
 
     def _refreshed(self, busy: AwaitComplete, again: int) -> None:
         """A refresh of the screen after the change ``busy`` was applied: its blocks are laid out
-        after the second (the first may come before their layout was asked for): ``ripe``."""
+        after the second (the first may come before their layout was asked for) unless a layout is
+        still pending then (``layout_pending``: looked at again a moment later): ``ripe``."""
+        if busy is not self._busy or not self.is_attached:
+            return
         if again:
             self.call_after_refresh(self._refreshed, busy, again - 1)
-        elif busy is self._busy:
+        elif layout_pending(self):
+            self.set_timer(LAID_RETRY_SECONDS, lambda: self.call_after_refresh(self._refreshed, busy, 0))
+        else:
             self._seen = busy
             self.post_message(MarkdownPieces.Laid(self))
 
@@ -422,8 +439,8 @@ class Piece(Markdown):
             return False
         if dragging(self.screen) or self.selected:
             return False  # a selection's highlight and its text belong to the blocks
-        if self._seen is not self._busy:
-            return None  # not laid out since (``_refreshed``): asked again then
+        if self._seen is not self._busy or layout_pending(self):
+            return None  # not laid out since (``_refreshed``), or not as it is now: asked again then
         return not self.is_mouse_over  # over it or over one of its blocks
 
     def picture(self) -> list[Strip] | None:
