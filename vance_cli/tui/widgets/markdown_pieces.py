@@ -323,21 +323,32 @@ class Piece(Markdown):
             await change
             self.fix_margins()
             drop_dead_lines(before)  # the blocks this change replaced
-            self.call_after_refresh(self._refreshed, busy, 1)
+            self._relaid()
 
-        busy = self._busy = AwaitComplete(applied())
-        return busy
+        self._busy = AwaitComplete(applied())
+        return self._busy
 
-    def _refreshed(self, busy: AwaitComplete, again: int) -> None:
+    def _relaid(self) -> None:
+        """Its blocks changed (a change applied, margins set): not to be pictured until they are
+        laid out again (``_refreshed``). A settled piece's margins change when the next piece
+        comes (a list that goes on there): it was laid out as the last piece, and a pass right
+        then pictured it at its old height (a streamed reply 4 lines shorter than shown at once)."""
+        self._seen = None
+        self.call_after_refresh(self._refreshed, self._busy, 1)
+
+    def _refreshed(self, busy: AwaitComplete, again: int, wait: float = LAID_RETRY_SECONDS) -> None:
         """A refresh of the screen after the change ``busy`` was applied: its blocks are laid out
         after the second (the first may come before their layout was asked for) unless a layout is
-        still pending then (``layout_pending``: looked at again a moment later): ``ripe``."""
+        still pending then (``layout_pending``): looked at again after ``wait``, twice as long
+        each time up to a second (a screen under two others is not laid out until they close, and
+        its pieces looked again 50 times a second each: review 16u): ``ripe``."""
         if busy is not self._busy or not self.is_attached:
             return
         if again:
-            self.call_after_refresh(self._refreshed, busy, again - 1)
+            self.call_after_refresh(self._refreshed, busy, again - 1, wait)
         elif layout_pending(self):
-            self.set_timer(LAID_RETRY_SECONDS, lambda: self.call_after_refresh(self._refreshed, busy, 0))
+            later = min(2 * wait, 1.0)
+            self.set_timer(wait, lambda: self.call_after_refresh(self._refreshed, busy, 0, later))
         else:
             self._seen = busy
             self.post_message(MarkdownPieces.Laid(self))
@@ -592,15 +603,21 @@ class Piece(Markdown):
             wanted[blocks[0]] = (True, False)
         if blocks and self.list_continues:
             wanted[blocks[-1]] = (wanted.get(blocks[-1], (False, False))[0], True)
+        changed = False
         for block in self._fixed.keys() - wanted.keys():
             block.styles.clear_rule("margin")
+            block.refresh(layout=True)  # clear_rule asks for no layout (Textual 8.2): review 16u
+            changed = True
         for block, (no_top, no_bottom) in wanted.items():
             if self._fixed.get(block) == (no_top, no_bottom):
                 continue  # set already: setting a style again would lay the screen out again
             top, right, bottom, left = block.styles.margin
             if (no_top and top) or (no_bottom and bottom):
                 block.styles.margin = (0 if no_top else top, right, 0 if no_bottom else bottom, left)
+                changed = True
         self._fixed = wanted
+        if changed and self._seen is not None:
+            self._relaid()
 
 
 class MarkdownPieces(Vertical):
