@@ -116,6 +116,10 @@ async def test_the_mouse_over_a_picture_gives_the_blocks_back(monkeypatch):
             await _settle(pilot)
         assert piece.state == "blocks" and piece.is_mouse_over
         assert _screen(app) == before
+        monkeypatch.setattr(transcript_module, "PICTURE_SECONDS", 60.0)  # no pass from the timer
+        await pilot.hover("PromptInput")  # the mouse goes: pictured again, no scroll needed (review 16u)
+        await wait_for(pilot, lambda: piece.state == "picture", describe=lambda: (piece.state, piece.is_mouse_over))
+        assert _screen(app) == before
 
 
 async def test_a_piece_that_scrolls_sideways_stays_blocks(monkeypatch):

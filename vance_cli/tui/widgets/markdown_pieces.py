@@ -525,6 +525,12 @@ class Piece(Markdown):
         if event.node is self and self.state == "picture":
             self.post_message(MarkdownPieces.Thaw(self))
 
+    def on_leave(self, event: events.Leave) -> None:
+        """The mouse left it (or one of its blocks): a pass may picture it again (it waited for
+        some scroll before: review 16u). While the mouse is still over it, ``ripe`` says no."""
+        if self.state == "blocks" and self._seen is self._busy:
+            self.post_message(MarkdownPieces.Laid(self))
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
         if self.state == "picture" and self._theme != self.app.theme:
@@ -701,7 +707,8 @@ class MarkdownPieces(Vertical):
             self.piece = piece
 
     class Laid(Message):
-        """A piece's last change is laid out: it may be pictured now (``Piece.ripe``). A settled
+        """A piece may be pictured now (``Piece.ripe``): its last change is laid out, or the mouse
+        left it. A settled
         piece's goes on up (the pane that parks the pieces makes a pass); the last piece's stops
         here (it stays blocks: it may still grow)."""
 
