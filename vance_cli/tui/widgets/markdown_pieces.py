@@ -708,9 +708,8 @@ class MarkdownPieces(Vertical):
 
     class Laid(Message):
         """A piece may be pictured now (``Piece.ripe``): its last change is laid out, or the mouse
-        left it. A settled
-        piece's goes on up (the pane that parks the pieces makes a pass); the last piece's stops
-        here (it stays blocks: it may still grow)."""
+        left it. A settled piece's goes on up (the pane that parks the pieces makes a pass); the
+        last piece's stops here (it stays blocks: it may still grow)."""
 
         def __init__(self, piece: Piece) -> None:
             super().__init__()
