@@ -200,11 +200,7 @@ def lighter_strips() -> None:
         return
 
     def divide_uncached(self, cuts):
-        length = self.cell_length
-        cuts = [cut for cut in cuts if cut <= length]
-        if cuts == [length]:
-            return [self]
-        strips = divide(self, cuts)
+        strips = divide(self, cuts)  # a cut at its own length is ``[self]``: a cycle once cached
         cache = getattr(self, "_divide_cache", None)  # Textual's (8.2); another Textual: its own way
         if cache is not None:
             cache.clear()

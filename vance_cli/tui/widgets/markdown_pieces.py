@@ -321,9 +321,9 @@ class Piece(Markdown):
 
         async def applied() -> None:
             await change
+            self._relaid()  # first: fix_margins then starts no second chain
             self.fix_margins()
             drop_dead_lines(before)  # the blocks this change replaced
-            self._relaid()
 
         self._busy = AwaitComplete(applied())
         return self._busy
@@ -626,6 +626,14 @@ class Piece(Markdown):
             self._relaid()
 
 
+class PieceMessage(Message):
+    """About one piece; it goes on up to the pane that parks the pieces."""
+
+    def __init__(self, piece: Piece) -> None:
+        super().__init__()
+        self.piece = piece
+
+
 class MarkdownPieces(Vertical):
     """Markdown text as pieces; ``set_text`` re-parses only the pieces that changed (the last one
     when the text grew). A piece still busy with its last change takes the new text a moment later."""
@@ -697,37 +705,28 @@ class MarkdownPieces(Vertical):
     def pieces(self) -> list[Piece]:
         return list(self.query_children(Piece))
 
-    class Thaw(Message):
+    class Thaw(PieceMessage):
         """A pictured piece is wanted as blocks (the mouse came over it, the theme changed), or a
         parked one is built again with a new text. It goes on up: the container that parks the
         pieces parks or pictures it again later."""
 
-        def __init__(self, piece: Piece) -> None:
-            super().__init__()
-            self.piece = piece
-
-    class Laid(Message):
+    class Laid(PieceMessage):
         """A piece may be pictured now (``Piece.ripe``): its last change is laid out, or the mouse
         left it. A settled piece's goes on up (the pane that parks the pieces makes a pass); the
         last piece's stops here (it stays blocks: it may still grow)."""
-
-        def __init__(self, piece: Piece) -> None:
-            super().__init__()
-            self.piece = piece
 
     def on_markdown_pieces_laid(self, message: Laid) -> None:
         widgets = self.pieces
         if not PICTURES or not widgets or message.piece is widgets[-1]:
             message.stop()
 
-    class Grown(Message):
+    class Grown(PieceMessage):
         """A parked piece was built again and is ``lines`` taller (or shorter) than it was while
         parked, at ``was`` on the screen then. It goes on up: the pane that scrolls keeps what it
         shows in place."""
 
         def __init__(self, piece: Piece, lines: int, was: Region) -> None:
-            super().__init__()
-            self.piece = piece
+            super().__init__(piece)
             self.lines = lines
             self.was = was
 
