@@ -22,6 +22,7 @@ from textual.binding import Binding
 from vance_cli.tui import collector
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
+from vance_cli.tui.keys import KeysInFlight
 
 HANGUP_CHECK_SECONDS = 1.0
 IDLE_SECONDS = 2.0  # nothing pressed for this long: a full settle of the collector may run
@@ -60,6 +61,7 @@ class VanceApp(App):
         self._early_keys: list[events.Key] | None = []  # None once the first screen takes keys
         self._last_input = time.monotonic()
         self._replaying: list[events.Key] = []
+        self.keys_in_flight = KeysInFlight()  # the screen's heavy work waits for them (tui/keys.py)
         self.hung_up = False  # the terminal went away (see _check_terminal)
         self.stop_signal: int | None = None  # SIGTERM or SIGHUP stopped the app
 
@@ -88,6 +90,7 @@ class VanceApp(App):
 
     def on_mount(self) -> None:
         collector.lighter_strips()  # painted lines freed as they go (tui/collector.py)
+        self._count_keys_sent()
         gc.freeze()  # the app's long-lived objects (see the module's docstring)
         if self.controller is not None and hasattr(self.controller.runtime.approvals, "approver"):
             self.controller.runtime.approvals.approver = self.ask_approval  # the dialog answers the gate
@@ -97,6 +100,22 @@ class VanceApp(App):
             self.set_interval(HANGUP_CHECK_SECONDS, self._check_terminal)
             self._catch_stop_signals()
         self.set_interval(IDLE_SECONDS, self._settle_when_idle)
+
+    def _count_keys_sent(self) -> None:
+        """Every key the driver sends is counted in flight as it is sent (its input thread), not
+        when the app's loop takes it in: the loop may be about to start a layout."""
+        driver = self._driver
+        if driver is None:
+            return
+        send = driver.send_message
+        keys = self.keys_in_flight
+
+        def send_counted(message) -> None:
+            if isinstance(message, events.Key):
+                keys.sent(message.time)
+            send(message)
+
+        driver.send_message = send_counted  # type: ignore[method-assign]
 
     def _settle_when_idle(self) -> None:
         """The full settle of the garbage collector (tui/collector.py), when one is due and the

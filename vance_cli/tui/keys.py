@@ -49,3 +49,55 @@ def register_alt_enter() -> None:
     from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 
     ANSI_SEQUENCES_KEYS.setdefault("\x1b\r", (_Named("alt+enter"),))  # type: ignore[index, arg-type]
+
+
+KEY_FIRST_SECONDS = 0.05  # the longest the screen's heavy work waits for a key in flight
+
+
+class KeysInFlight:
+    """Keys the terminal has sent that the prompt has not handled yet (issue 16).
+
+    A key goes through three steps of the event loop (the driver's post, the app, the prompt);
+    whatever is ready in between runs first: a layout and paint of the screen, a streamed
+    reply's parse, a full collection of the garbage collector, 10-40 ms each. While a key is in
+    flight they wait (``waiting``), so the key waits for at most the step running as it comes.
+    A key nothing marks handled (the focus is elsewhere, a binding took it) stops holding them
+    ``KEY_FIRST_SECONDS`` after the first of the keys sent since the last one handled.
+
+    ``sent`` runs in the driver's input thread, the rest in the app's loop; each writes floats
+    the other only reads.
+    """
+
+    def __init__(self) -> None:
+        self._sent = 0.0  # the newest key sent (its time)
+        self._first = 0.0  # the first key sent since the last one handled
+        self._handled = 0.0  # the newest key handled
+
+    def sent(self, key_time: float) -> None:
+        if self._sent <= self._handled:
+            self._first = key_time
+        self._sent = max(self._sent, key_time)
+
+    def handled(self, key_time: float) -> None:
+        self._handled = max(self._handled, key_time)
+
+    def waiting(self) -> bool:
+        from textual._time import get_time
+
+        return self._sent > self._handled and get_time() - self._first < KEY_FIRST_SECONDS
+
+
+def keys_waiting(app: object) -> bool:
+    """A key is on its way to the prompt of ``app`` (False for an app that does not count them)."""
+    keys = getattr(app, "keys_in_flight", None)
+    return keys is not None and keys.waiting()
+
+
+class KeysFirst:
+    """A screen whose update (the layout and paint of what changed) waits while a key is in
+    flight: Textual's update timer ticks again a frame later."""
+
+    def _on_timer_update(self) -> None:
+        if keys_waiting(self.app):  # type: ignore[attr-defined]
+            return
+        super()._on_timer_update()  # type: ignore[misc]

@@ -36,6 +36,7 @@ from vance_cli.tools.attach import Attached, split_attached
 from vance_cli.tui import commands
 from vance_cli.tui.controller import ChatController
 from vance_cli.tui.history import InputHistory
+from vance_cli.tui.keys import KeysFirst
 from vance_cli.tui.messages import EngineEvent, QuitRequested, Submitted, TurnEnded
 from vance_cli.tui.widgets.command_hints import CommandHints
 from vance_cli.tui.widgets.journal_panel import JournalPanel
@@ -69,7 +70,7 @@ def _take_keys(app) -> None:
         take()
 
 
-class ChatScreen(Screen):
+class ChatScreen(KeysFirst, Screen):
     CSS_PATH = "chat_screen.tcss"
     BINDINGS = [
         Binding("f2", "toggle_journal", "Journal"),

@@ -87,6 +87,14 @@ class PromptInput(TextArea):
         self.path_source: Callable[[], list[str]] | None = None  # the workspace's paths, for @ completion
 
     async def _on_key(self, event: events.Key) -> None:
+        try:
+            await self._take_key(event)
+        finally:
+            keys = getattr(self.app, "keys_in_flight", None)
+            if keys is not None:
+                keys.handled(event.time)  # the screen's work may go on (tui/keys.py)
+
+    async def _take_key(self, event: events.Key) -> None:
         if self._pending_enter is not None:
             self._pending_enter.stop()
             self._pending_enter = None
