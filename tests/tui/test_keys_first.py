@@ -109,3 +109,110 @@ async def test_keys_typed_during_a_stream_all_arrive_in_order():
             await asyncio.sleep(0.005 * (i % 3))
         await wait_for(pilot, lambda: prompt.text == typed, describe=lambda: repr(prompt.text))
         assert not app.keys_in_flight.waiting()
+
+
+def _recording(monkeypatch, screen) -> list[str]:
+    """What the screen does, in order: "layout", "paint", "paint inside the layout"."""
+    from textual.screen import Screen
+
+    done: list[str] = []
+    laying = []
+    layout, paint = Screen._refresh_layout, Screen._compositor_refresh
+
+    def recorded_layout(self, *args, **kwargs):
+        laying.append(1)
+        try:
+            return layout(self, *args, **kwargs)
+        finally:
+            laying.pop()
+            if self is screen:
+                done.append("layout")
+
+    def recorded_paint(self):
+        if self is screen:
+            done.append("paint inside the layout" if laying else "paint")
+        return paint(self)
+
+    monkeypatch.setattr(Screen, "_refresh_layout", recorded_layout)
+    monkeypatch.setattr(Screen, "_compositor_refresh", recorded_paint)
+    return done
+
+
+async def test_the_paint_after_a_layout_comes_in_a_step_of_its_own(monkeypatch):
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        done = _recording(monkeypatch, screen)
+        screen.refresh(layout=True)
+        screen._on_timer_update()
+        assert done == ["layout"]  # the paint is not in this step
+        await wait_for(pilot, lambda: "paint" in done)
+        assert "paint inside the layout" not in done and done.index("paint") > done.index("layout")
+
+
+async def test_the_paint_after_a_layout_waits_for_a_key_in_flight(monkeypatch):
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        done = _recording(monkeypatch, screen)
+        app.keys_in_flight.sent(get_time())
+        screen._refresh_layout()  # a layout already running as the key came
+        await asyncio.sleep(0.03)
+        assert done == ["layout"]
+        app.keys_in_flight.handled(get_time())
+        await wait_for(pilot, lambda: "paint" in done)
+
+
+async def test_what_turns_dirty_before_the_paint_after_a_layout_is_painted(monkeypatch):
+    """Textual's paint forgets the screen's dirty widgets: it paints in the step where they were
+    taken. Put off, a widget that turned dirty in between (the status bar as the turn ended) was
+    never painted (a pty test: "waiting for you" never on screen)."""
+    from textual._compositor import Compositor
+
+    from vance_cli.tui.widgets.status_bar import StatusBar
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        status = screen.query_one(StatusBar)
+        painted: list[set] = []
+        render = Compositor.render_update
+
+        def recorded(self, *args, **kwargs):
+            painted.append(set(self._dirty_regions))
+            return render(self, *args, **kwargs)
+
+        monkeypatch.setattr(Compositor, "render_update", recorded)
+        screen._layout_required = True  # as a widget's growth asks (no repaint of the whole screen)
+        screen._on_timer_update()  # the layout; its paint comes in a later step
+        status.refresh()  # then the status bar turns dirty, and the screen hears of it
+        screen._dirty_widgets.add(status)
+        await wait_for(pilot, lambda: bool(painted))
+        row = status.region
+        assert any(region.overlaps(row) for region in painted[0]), (row, painted[0])
+
+
+async def test_the_paint_after_a_layout_waits_for_a_batch_of_updates(monkeypatch):
+    """A batch opened after the layout (Textual's Markdown.append holds one across its mount, in
+    another task): a paint made then is dropped unwritten (App._display), so it waits."""
+    from textual._compositor import Compositor
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        painted: list[int] = []
+        render = Compositor.render_update
+        monkeypatch.setattr(Compositor, "render_update", lambda self, *a, **k: painted.append(1) or render(self, *a, **k))
+        screen._layout_required = True
+        screen._on_timer_update()
+        app._begin_batch()
+        try:
+            await asyncio.sleep(0.05)
+            assert not painted
+        finally:
+            app._end_batch()
+        await wait_for(pilot, lambda: bool(painted))
