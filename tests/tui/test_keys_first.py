@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from textual import events
 from textual._time import get_time
 
 from tests.tui.conftest import make_app, wait_for
-from vance_cli.events import MessageDelta
+from vance_cli.events import MessageDelta, MessageEvent
 from vance_cli.llm.scripted import ScriptedModel
 from vance_cli.tui import keys
 from vance_cli.tui.keys import KEY_FIRST_SECONDS, KeysInFlight
@@ -23,30 +25,73 @@ from vance_cli.tui.widgets.prompt_input import PromptInput
 from vance_cli.tui.widgets.streaming_message import StreamingMessage
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_a_key_sent_is_waited_for_until_handled_and_never_for_long():
-    flight = KeysInFlight()
+    clock = Clock()
+    flight = KeysInFlight(clock)
     assert not flight.waiting()
-    now = get_time()
-    flight.sent(now)
+    flight.sent(clock.now)
     assert flight.waiting()
-    flight.sent(now + 0.001)  # a second key behind it
-    flight.handled(now)  # the first one handled: the second is still on its way
+    flight.sent(clock.now + 0.001)  # a second key behind it
+    flight.handled(clock.now)  # the first one handled: the second is still on its way
     assert flight.waiting()
-    flight.handled(now + 0.001)
+    flight.handled(clock.now + 0.001)
     assert not flight.waiting()
-    # keys nothing marks handled (the focus is elsewhere) hold the work for KEY_FIRST_SECONDS after
-    # the first of them, however many follow (a key held down must not starve the screen)
-    old = get_time() - KEY_FIRST_SECONDS - 0.01
-    flight.sent(old)
-    flight.sent(get_time())
+    # keys nothing marks handled (a Textual binding took them) hold the work for
+    # KEY_FIRST_SECONDS after the first of them, however many follow
+    clock.now += 1
+    flight.sent(clock.now)
+    clock.now += KEY_FIRST_SECONDS / 2
+    flight.sent(clock.now)
+    assert flight.waiting()
+    clock.now += KEY_FIRST_SECONDS / 2 + 0.001
+    flight.sent(clock.now)
     assert not flight.waiting()
+
+
+def test_work_is_put_off_for_keys_never_longer_than_the_limit_in_a_row():
+    """Keys held down (auto-repeat), each handled before the next is sent: every retry of the
+    work found a new key in flight, and a streamed reply was not painted for seconds (review
+    16v). Whatever the keys do, a piece of work waits at most KEY_FIRST_SECONDS in a row."""
+    from vance_cli.tui.keys import PutOff
+
+    clock = Clock()
+
+    class App:
+        keys_in_flight = KeysInFlight(clock)
+
+    app, work = App(), PutOff()
+    done = []
+    for step in range(400):  # 2 s in steps of 5 ms, a new key every step
+        clock.now += 0.005
+        app.keys_in_flight.handled(clock.now - 0.005)
+        app.keys_in_flight.sent(clock.now)
+        if not work.now(app):
+            done.append(clock.now)
+    gaps = [b - a for a, b in zip(done, done[1:])]
+    assert done and max(gaps) <= KEY_FIRST_SECONDS + 2 * 0.005 + 0.001, max(gaps)  # and a retry step or two
+    app.keys_in_flight.handled(clock.now)
+    assert not work.now(app)  # no key in flight: done at once
+
+
+@pytest.fixture
+def long_hold(monkeypatch):
+    """Keys hold the work as long as the test needs (50 ms passes quickly on a loaded machine)."""
+    monkeypatch.setattr(keys, "KEY_FIRST_SECONDS", 30.0)
 
 
 def test_an_app_that_does_not_count_keys_never_waits():
-    assert not keys.keys_waiting(object())
+    assert not keys.PutOff().now(object())
 
 
-async def test_the_screen_lays_out_only_once_the_prompt_holds_a_key_sent_before():
+async def test_the_screen_lays_out_only_once_the_prompt_holds_a_key_sent_before(long_hold):
     """The screen's update comes due (a layout pending, its timer's event queued) just as a key is
     sent: the prompt gets the key first, the layout comes after it (and does come)."""
     app = make_app(ScriptedModel([]))
@@ -76,7 +121,7 @@ async def test_the_screen_lays_out_only_once_the_prompt_holds_a_key_sent_before(
             type(screen)._refresh_layout = original
 
 
-async def test_a_streamed_reply_paints_after_a_key_on_its_way_and_soon():
+async def test_a_streamed_reply_paints_after_a_key_on_its_way_and_soon(long_hold):
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
@@ -151,7 +196,7 @@ async def test_the_paint_after_a_layout_comes_in_a_step_of_its_own(monkeypatch):
         assert "paint inside the layout" not in done and done.index("paint") > done.index("layout")
 
 
-async def test_the_paint_after_a_layout_waits_for_a_key_in_flight(monkeypatch):
+async def test_the_paint_after_a_layout_waits_for_a_key_in_flight(monkeypatch, long_hold):
     app = make_app(ScriptedModel([]))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
@@ -216,3 +261,89 @@ async def test_the_paint_after_a_layout_waits_for_a_batch_of_updates(monkeypatch
         finally:
             app._end_batch()
         await wait_for(pilot, lambda: bool(painted))
+
+
+async def test_a_parking_pass_waits_for_a_key_in_flight(monkeypatch, long_hold):
+    """A pass that parks and pictures pieces (5-40 ms) waits too, and comes soon after."""
+    from vance_cli.tui.widgets.transcript import Transcript
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        transcript = app.screen.query_one(Transcript)
+        passes: list[int] = []
+        original = MarkdownPieces.park_outside
+        monkeypatch.setattr(MarkdownPieces, "park_outside", lambda self, *a: passes.append(1) or original(self, *a))
+        app.screen.post_message(EngineEvent(MessageEvent(app.screen.controller.process_id, "a reply\n\n" * 5)))
+        await wait_for(pilot, lambda: bool(transcript.query(MarkdownPieces)))
+        await pilot.pause(0.2)
+        passes.clear()
+        app.keys_in_flight.sent(get_time())
+        transcript.park()
+        await asyncio.sleep(0.03)
+        assert not passes
+        app.keys_in_flight.handled(get_time())
+        await wait_for(pilot, lambda: bool(passes))
+
+
+async def test_a_key_the_prompt_never_gets_holds_nothing_once_taken():
+    """Only the prompt marked its keys handled: a key for a modal, the transcript or a binding
+    held the screen's work the whole 50 ms, its own effect painted 54-66 ms late (review 16v)."""
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        app.keys_in_flight = KeysInFlight(Clock())  # frozen: no key stops holding by itself
+        await pilot.press("escape")  # the prompt gives the focus up (ChatScreen's binding)
+        await pilot.pause()
+        assert not isinstance(app.focused, PromptInput)
+        for key in ("down", "f2", "f2"):  # the transcript's key, then a screen binding
+            app._driver.send_message(events.Key(key, None))
+            await wait_for(pilot, lambda: not app.keys_in_flight.waiting(), timeout=5)
+            await pilot.pause()  # the binding done too
+
+
+async def test_keys_held_down_do_not_keep_a_streamed_reply_from_the_screen():
+    """Keys at 100 a second, each handled before the next is sent, while a reply streams and the
+    loop is busy: the reply still reaches the screen every few paints (review 16v: gaps of 1-3 s)."""
+    import threading
+    import time
+
+    app = make_app(ScriptedModel([]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        pid = screen.controller.process_id
+        text = ["first"]
+        screen.post_message(EngineEvent(MessageDelta(pid, 1, text[0])))
+        await wait_for(pilot, lambda: bool(screen.query(StreamingMessage)))
+        body = screen.query_one(StreamingMessage).query_one(MarkdownPieces)
+        shown: list[tuple[float, str]] = []
+
+        def grow() -> None:
+            text[0] += " word"
+            screen.post_message(EngineEvent(MessageDelta(pid, 1, text[0])))
+            if not shown or shown[-1][1] != body.text:
+                shown.append((time.perf_counter(), body.text))
+            time.sleep(0.015)  # a busy loop step
+
+        timer = app.set_interval(0.02, grow)
+        stop = threading.Event()
+
+        def hold_a_key() -> None:
+            while not stop.is_set():
+                app._driver.send_message(events.Key("x", "x"))
+                time.sleep(0.01)
+
+        thread = threading.Thread(target=hold_a_key)
+        start = time.perf_counter()
+        thread.start()
+        try:
+            await asyncio.sleep(2.0)
+        finally:
+            stop.set()
+            thread.join()
+            timer.stop()
+        end = time.perf_counter()
+        times = [start] + [t for t, _ in shown if t >= start] + [end]
+        gap = max(b - a for a, b in zip(times, times[1:]))
+        assert gap < 0.6, f"the reply reached the screen at most every {gap:.2f} s"

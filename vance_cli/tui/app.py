@@ -108,11 +108,10 @@ class VanceApp(App):
         if driver is None:
             return
         send = driver.send_message
-        keys = self.keys_in_flight
 
         def send_counted(message) -> None:
             if isinstance(message, events.Key):
-                keys.sent(message.time)
+                self.keys_in_flight.sent(message.time)
             send(message)
 
         driver.send_message = send_counted  # type: ignore[method-assign]
@@ -180,9 +179,21 @@ class VanceApp(App):
         if self._early_keys is not None and isinstance(event, events.Key) and not event.is_forwarded:
             if not any(event is r for r in self._replaying):
                 self._early_keys.append(event)
+                self.keys_in_flight.handled(event.time)  # kept for the screen: nothing to wait for
                 return
             self._replaying = [r for r in self._replaying if r is not event]
+        arrived = isinstance(event, events.Key) and not event.is_forwarded  # from the driver (forwarding marks it)
         await super().on_event(event)
+        if arrived:
+            # Taken by a binding, or handed to its widget: handled once that widget has taken it
+            # (a key the prompt never sees: a modal's, the transcript's, Ctrl+C; the prompt marks
+            # its own keys sooner). Else the screen's work waited the whole 50 ms (review 16v).
+            try:
+                target = self.focused or self.screen
+            except Exception:  # noqa: BLE001 - no screen any more (the app is closing)
+                target = None
+            if target is None or not target.call_later(self.keys_in_flight.handled, event.time):
+                self.keys_in_flight.handled(event.time)
 
     def take_keys(self) -> None:
         """The first screen is ready for keys (it calls this once its input has the focus)."""

@@ -51,25 +51,33 @@ def register_alt_enter() -> None:
     ANSI_SEQUENCES_KEYS.setdefault("\x1b\r", (_Named("alt+enter"),))  # type: ignore[index, arg-type]
 
 
-KEY_FIRST_SECONDS = 0.05  # the longest the screen's heavy work waits for a key in flight
-KEY_PAINT_SECONDS = 0.005  # a paint put off for a key in flight is tried again after this
+KEY_FIRST_SECONDS = 0.05  # the longest a piece of the screen's work waits for keys in flight
+KEY_RETRY_SECONDS = 0.005  # work put off for a key in flight is tried again after this
+
+
+def _now() -> float:
+    from textual._time import get_time  # the clock of Textual's events (``Key.time``)
+
+    return get_time()
 
 
 class KeysInFlight:
-    """Keys the terminal has sent that the prompt has not handled yet (issue 16).
+    """Keys the terminal has sent that have not been handled yet (issue 16).
 
     A key goes through three steps of the event loop (the driver's post, the app, the prompt);
     whatever is ready in between runs first: a layout and paint of the screen, a streamed
     reply's parse, a full collection of the garbage collector, 10-40 ms each. While a key is in
-    flight they wait (``waiting``), so the key waits for at most the step running as it comes.
-    A key nothing marks handled (the focus is elsewhere, a binding took it) stops holding them
+    flight they wait (``PutOff``), so the key waits for at most the step running as it comes.
+    The prompt marks its keys handled, the app every other key once its target has taken it
+    (``VanceApp.on_event``); a key nothing marks handled stops holding the work
     ``KEY_FIRST_SECONDS`` after the first of the keys sent since the last one handled.
 
     ``sent`` runs in the driver's input thread, the rest in the app's loop; each writes floats
     the other only reads.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock=_now) -> None:
+        self._clock = clock
         self._sent = 0.0  # the newest key sent (its time)
         self._first = 0.0  # the first key sent since the last one handled
         self._handled = 0.0  # the newest key handled
@@ -83,21 +91,37 @@ class KeysInFlight:
         self._handled = max(self._handled, key_time)
 
     def waiting(self) -> bool:
-        from textual._time import get_time
-
-        return self._sent > self._handled and get_time() - self._first < KEY_FIRST_SECONDS
+        return self._sent > self._handled and self._clock() - self._first < KEY_FIRST_SECONDS
 
 
-def keys_waiting(app: object) -> bool:
-    """A key is on its way to the prompt of ``app`` (False for an app that does not count them)."""
-    keys = getattr(app, "keys_in_flight", None)
-    return keys is not None and keys.waiting()
+class PutOff:
+    """One piece of the screen's work that keys in flight go before: put off while one is, but
+    never for longer than ``KEY_FIRST_SECONDS`` in a row (keys held down, auto-repeated, each
+    handled before the next is sent: the work found a new one in flight at every retry, and a
+    streamed reply was not painted for seconds, review 16v)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None  # put off since (None: not put off now)
+
+    def now(self, app: object) -> bool:
+        """Whether to put the work off now; False means: do it (and the count starts again)."""
+        keys = getattr(app, "keys_in_flight", None)
+        if keys is None or not keys.waiting():
+            self.since = None
+            return False
+        now = keys._clock()
+        if self.since is None:
+            self.since = now
+        elif now - self.since >= KEY_FIRST_SECONDS:
+            self.since = None
+            return False
+        return True
 
 
 class KeysFirst:
     """A screen whose update (the layout and paint of what changed) waits while a key is in
     flight: Textual's update timer ticks again a frame later. And the paint that follows a layout
-    comes in a loop step of its own (``KEY_PAINT_SECONDS`` later while a key is in flight): a key
+    comes in a loop step of its own (``KEY_RETRY_SECONDS`` later while a key is in flight): a key
     waits for the one running as it comes, a layout (reflow of the widgets) or a paint (the lines
     that changed), not for both (a streamed 60-item list: 85-160 ms steps, 35-100 ms each)."""
 
@@ -106,9 +130,14 @@ class KeysFirst:
     _laid_out = False  # ... which made a layout
     _paint_due = False
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._update_put_off = PutOff()
+        self._paint_put_off = PutOff()
+
     def _on_timer_update(self) -> None:
-        if keys_waiting(self.app):  # type: ignore[attr-defined]
-            return
+        if self._update_put_off.now(self.app):  # type: ignore[attr-defined]
+            return  # the timer ticks again a frame later
         self._updating, self._laid_out = True, False
         try:
             super()._on_timer_update()  # type: ignore[misc]
@@ -124,7 +153,10 @@ class KeysFirst:
             self._laid_out = self._updating
 
     def _compositor_refresh(self) -> None:
-        if self._laying_out or self._laid_out:  # Textual paints in the step of a layout: the next one instead
+        # Textual paints in the step of a layout: in the next one instead. And not while a batch
+        # of updates is open (a resize's layout during one paints later, Textual's call_later):
+        # the update would be made, and dropped unwritten by App._display
+        if self._laying_out or self._laid_out or getattr(self.app, "_batch_count", 0):  # type: ignore[attr-defined]
             if not self._paint_due:
                 self._paint_due = True
                 self.call_later(self._paint_after_layout)  # type: ignore[attr-defined]
@@ -134,8 +166,8 @@ class KeysFirst:
     def _paint_after_layout(self) -> None:
         # Not while a batch of updates is open either (Textual's Markdown.append holds one across
         # its mount, in another task): the update would be made, and dropped unwritten by App._display
-        if keys_waiting(self.app) or getattr(self.app, "_batch_count", 0):  # type: ignore[attr-defined]
-            self.set_timer(KEY_PAINT_SECONDS, self._paint_after_layout)  # type: ignore[attr-defined]
+        if getattr(self.app, "_batch_count", 0) or self._paint_put_off.now(self.app):  # type: ignore[attr-defined]
+            self.set_timer(KEY_RETRY_SECONDS, self._paint_after_layout)  # type: ignore[attr-defined]
             return
         self._paint_due = False
         # what became dirty since the layout: Textual's paint forgets the screen's dirty widgets

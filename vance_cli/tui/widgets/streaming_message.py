@@ -14,13 +14,12 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from vance_cli.tui import collector
-from vance_cli.tui.keys import keys_waiting
+from vance_cli.tui.keys import KEY_RETRY_SECONDS, PutOff
 from vance_cli.tui.widgets import clean, tcss
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 from vance_cli.tui.widgets.message_view import MessageView
 
 FLUSH_SECONDS = 0.1
-KEY_RETRY_SECONDS = 0.01  # a paint put off while a key was in flight is tried again after this
 
 
 class StreamingMessage(MessageView):
@@ -35,6 +34,7 @@ class StreamingMessage(MessageView):
         self._timer = None
         self._holding = False  # the collector's full collections are ours while it streams
         self._retry = None  # a paint put off for a key, soon
+        self._put_off = PutOff()
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="message-header", markup=True)
@@ -61,7 +61,7 @@ class StreamingMessage(MessageView):
         """The timer's paint; a full collection of the garbage collector instead, when one is due
         (``tui/collector.py``: never inside the layout that follows a paint). Neither while a key
         is on its way to the prompt (``tui/keys.py``): the paint comes a moment later."""
-        if keys_waiting(self.app):
+        if self._put_off.now(self.app):
             if self._retry is None:
                 self._retry = self.set_timer(KEY_RETRY_SECONDS, self._retried)
             return

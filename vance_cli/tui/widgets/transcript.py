@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from textual.widget import Widget
 from textual.widgets import Static
 
+from vance_cli.tui.keys import KEY_RETRY_SECONDS, PutOff
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.following import FollowingScroll
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
@@ -39,6 +40,7 @@ class Transcript(FollowingScroll):
         self._stream: StreamingMessage | None = None
         self._parking_due = False
         self._stale_passes = 0  # passes put off in a row, waiting for a layout (``park``)
+        self._put_off = PutOff()  # a pass put off for keys in flight (``park``)
 
     def on_mount(self) -> None:
         self._marker.display = False
@@ -122,6 +124,9 @@ class Transcript(FollowingScroll):
         Then it waits for the layout (a few times at most: an offset that never agrees, e.g. a
         Textual whose geometry differs, must not keep a timer going)."""
         self._parking_due = False
+        if self._put_off.now(self.app):  # a key on its way to the prompt goes first (tui/keys.py)
+            self.set_timer(KEY_RETRY_SECONDS, self._schedule_parking)
+            return
         view = self.region
         if not view.height:
             return
