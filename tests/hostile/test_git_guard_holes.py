@@ -183,7 +183,7 @@ def _planter(duration: str) -> str:
 def planters_ended():
     """After the test: no planter left, whatever happened."""
     yield
-    for duration in ("4.0731", "9.0732", "4.0733"):
+    for duration in ("4.0731", "20.0732", "4.0733"):
         for pid in sleepers(duration):
             os.kill(pid, 9)
         for pid in _planter_shells(duration):
@@ -229,10 +229,11 @@ def test_a_detached_planter_does_not_outlive_a_timeout(tmp_path, planters_ended)
     ws = tmp_path / "ws"
     ws.mkdir()
     # the planter sleeps well past the 3 s timeout: a kill that came late on a loaded machine
-    # (a full suite beside a reviewer's, load ~4) let a 4 s planter plant before it (not a race to test)
-    res = _exec(ws, _planter("9.0732") + " sleep 30", timeout=3)
+    # (a full suite beside a reviewer's, load ~4) let a 4 s planter plant before it, and once a
+    # 9 s one (a full suite, 2026-12-07): not a race to test here
+    res = _exec(ws, _planter("20.0732") + " sleep 30", timeout=3)
     assert res.data["timed_out"]
-    _nothing_planted_later(ws, "9.0732")
+    _nothing_planted_later(ws, "20.0732")
 
 
 def test_a_detached_planter_does_not_outlive_a_cancelled_call(tmp_path, planters_ended):

@@ -16,6 +16,7 @@ sequence to ``alt+enter`` as the parser does for ``ESC [13;3u`` (the kitty proto
 from __future__ import annotations
 
 from textual import events
+from textual._time import get_time
 
 BURST_GAP = 0.015  # seconds between two keys of one write, at most (under load); people type slower
 
@@ -55,12 +56,6 @@ KEY_FIRST_SECONDS = 0.05  # the longest a piece of the screen's work waits for k
 KEY_RETRY_SECONDS = 0.005  # work put off for a key in flight is tried again after this
 
 
-def _now() -> float:
-    from textual._time import get_time  # the clock of Textual's events (``Key.time``)
-
-    return get_time()
-
-
 class KeysInFlight:
     """Keys the terminal has sent that have not been handled yet (issue 16).
 
@@ -76,8 +71,8 @@ class KeysInFlight:
     the other only reads.
     """
 
-    def __init__(self, clock=_now) -> None:
-        self._clock = clock
+    def __init__(self, clock=get_time) -> None:
+        self._clock = clock  # Textual's events' clock (``Key.time``)
         self._sent = 0.0  # the newest key sent (its time)
         self._first = 0.0  # the first key sent since the last one handled
         self._handled = 0.0  # the newest key handled
@@ -92,6 +87,9 @@ class KeysInFlight:
 
     def waiting(self) -> bool:
         return self._sent > self._handled and self._clock() - self._first < KEY_FIRST_SECONDS
+
+    def now(self) -> float:
+        return self._clock()
 
 
 class PutOff:
@@ -109,7 +107,7 @@ class PutOff:
         if keys is None or not keys.waiting():
             self.since = None
             return False
-        now = keys._clock()
+        now = keys.now()
         if self.since is None:
             self.since = now
         elif now - self.since >= KEY_FIRST_SECONDS:
@@ -166,7 +164,12 @@ class KeysFirst:
     def _paint_after_layout(self) -> None:
         # Not while a batch of updates is open either (Textual's Markdown.append holds one across
         # its mount, in another task): the update would be made, and dropped unwritten by App._display
-        if getattr(self.app, "_batch_count", 0) or self._paint_put_off.now(self.app):  # type: ignore[attr-defined]
+        if getattr(self.app, "_batch_count", 0):  # type: ignore[attr-defined]
+            self._paint_put_off.since = None  # a key's hold does not outlast the batch (review 16w)
+            put_off = True
+        else:
+            put_off = self._paint_put_off.now(self.app)  # type: ignore[attr-defined]
+        if put_off:
             self.set_timer(KEY_RETRY_SECONDS, self._paint_after_layout)  # type: ignore[attr-defined]
             return
         self._paint_due = False
