@@ -100,6 +100,25 @@ class PutOff:
 
     def __init__(self) -> None:
         self.since: float | None = None  # put off since (None: not put off now)
+        self._retry = None  # the timer that tries the work again
+
+    def defer(self, widget, retry) -> bool:
+        """``now`` for ``widget``'s app; when the work is put off, ``retry`` is called in
+        ``KEY_RETRY_SECONDS`` (``later``). Returns whether it was put off."""
+        if not self.now(widget.app):
+            return False
+        self.later(widget, retry)
+        return True
+
+    def later(self, widget, retry) -> None:
+        """``retry`` called on ``widget``'s timer in ``KEY_RETRY_SECONDS``, once however often asked."""
+        if self._retry is None:
+
+            def again() -> None:
+                self._retry = None
+                retry()
+
+            self._retry = widget.set_timer(KEY_RETRY_SECONDS, again)
 
     def now(self, app: object) -> bool:
         """Whether to put the work off now; False means: do it (and the count starts again)."""
@@ -166,11 +185,9 @@ class KeysFirst:
         # its mount, in another task): the update would be made, and dropped unwritten by App._display
         if getattr(self.app, "_batch_count", 0):  # type: ignore[attr-defined]
             self._paint_put_off.since = None  # a key's hold does not outlast the batch (review 16w)
-            put_off = True
-        else:
-            put_off = self._paint_put_off.now(self.app)  # type: ignore[attr-defined]
-        if put_off:
-            self.set_timer(KEY_RETRY_SECONDS, self._paint_after_layout)  # type: ignore[attr-defined]
+            self._paint_put_off.later(self, self._paint_after_layout)
+            return
+        if self._paint_put_off.defer(self, self._paint_after_layout):
             return
         self._paint_due = False
         # what became dirty since the layout: Textual's paint forgets the screen's dirty widgets

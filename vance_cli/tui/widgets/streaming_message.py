@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from vance_cli.tui import collector
-from vance_cli.tui.keys import KEY_RETRY_SECONDS, PutOff
+from vance_cli.tui.keys import PutOff
 from vance_cli.tui.widgets import clean, tcss
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
 from vance_cli.tui.widgets.message_view import MessageView
@@ -33,8 +33,7 @@ class StreamingMessage(MessageView):
         self._clean = ("", "")  # (raw, cleaned): cleaned once per paint, not once per delta
         self._timer = None
         self._holding = False  # the collector's full collections are ours while it streams
-        self._retry = None  # a paint put off for a key, soon
-        self._put_off = PutOff()
+        self._put_off = PutOff()  # a paint put off for a key in flight
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), classes="message-header", markup=True)
@@ -61,18 +60,12 @@ class StreamingMessage(MessageView):
         """The timer's paint; a full collection of the garbage collector instead, when one is due
         (``tui/collector.py``: never inside the layout that follows a paint). Neither while a key
         is on its way to the prompt (``tui/keys.py``): the paint comes a moment later."""
-        if self._put_off.now(self.app):
-            if self._retry is None:
-                self._retry = self.set_timer(KEY_RETRY_SECONDS, self._retried)
+        if self._put_off.defer(self, self._paint):
             return
         if self._holding and collector.due():
             collector.collect()
             return
         self.flush()
-
-    def _retried(self) -> None:
-        self._retry = None
-        self._paint()
 
     def show(self, call: int, text: str) -> None:
         self.call = call

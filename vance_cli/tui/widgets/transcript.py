@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vance_cli.tui.keys import KEY_RETRY_SECONDS, PutOff
+from vance_cli.tui.keys import PutOff
 from vance_cli.tui.widgets import tcss
 from vance_cli.tui.widgets.following import FollowingScroll
 from vance_cli.tui.widgets.markdown_pieces import MarkdownPieces
@@ -124,8 +124,7 @@ class Transcript(FollowingScroll):
         Then it waits for the layout (a few times at most: an offset that never agrees, e.g. a
         Textual whose geometry differs, must not keep a timer going)."""
         self._parking_due = False
-        if self._put_off.now(self.app):  # a key on its way to the prompt goes first (tui/keys.py)
-            self.set_timer(KEY_RETRY_SECONDS, self._schedule_parking)
+        if self._put_off.defer(self, self._schedule_parking):  # a key on its way goes first (tui/keys.py)
             return
         view = self.region
         if not view.height:
